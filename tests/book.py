@@ -1,0 +1,85 @@
+"""What the book's tests share: where things are, and how to read the notebooks, toc and pins."""
+
+import json
+import re
+from pathlib import Path
+
+import yaml
+
+ROOT = Path(__file__).resolve().parent.parent
+CHAPTERS = ROOT / "chapters"
+BUILD = ROOT / "_build"
+HTML = BUILD / "html"
+EXECUTED = BUILD / "jupyter_execute"
+
+NOTEBOOKS = sorted(CHAPTERS.glob("*.ipynb"))
+
+
+def load_notebook(path):
+    return json.loads(Path(path).read_text())
+
+
+def code_cells(notebook):
+    return [cell for cell in notebook["cells"] if cell["cell_type"] == "code"]
+
+
+def source(cell):
+    text = cell["source"]
+    return text if isinstance(text, str) else "".join(text)
+
+
+def tags(cell):
+    return cell.get("metadata", {}).get("tags", [])
+
+
+def title(notebook):
+    """The text of the first `# ` heading in the first markdown cell."""
+    first = next(cell for cell in notebook["cells"] if cell["cell_type"] == "markdown")
+    match = re.search(r"^# (.+)$", source(first), re.MULTILINE)
+    return match.group(1).strip() if match else None
+
+
+def config():
+    return yaml.safe_load((ROOT / "_config.yml").read_text())
+
+
+def toc_files():
+    """Every `file:` in _toc.yml, in reading order, the root first."""
+    toc = yaml.safe_load((ROOT / "_toc.yml").read_text())
+    files = [toc["root"]]
+
+    def walk(node):
+        if isinstance(node, dict):
+            if "file" in node:
+                files.append(node["file"])
+            for value in node.values():
+                walk(value)
+        elif isinstance(node, list):
+            for value in node:
+                walk(value)
+
+    walk(toc.get("parts", toc.get("chapters", [])))
+    return files
+
+
+def requirement_pins():
+    """{normalized name: version} from requirements.txt; every line must be an exact pin."""
+    pins = {}
+    for line in (ROOT / "requirements.txt").read_text().splitlines():
+        line = line.split("#")[0].strip()
+        if not line:
+            continue
+        name, sep, version = line.partition("==")
+        assert sep, f"requirements.txt: {line!r} is not pinned with =="
+        pins[normalize(name)] = version.strip()
+    return pins
+
+
+def normalize(name):
+    return re.sub(r"[-_.]+", "-", name).lower().strip()
+
+
+def repository_slug():
+    """'org/repo' from _config.yml's repository url."""
+    url = config()["repository"]["url"].rstrip("/")
+    return "/".join(url.split("/")[-2:])
