@@ -103,7 +103,7 @@ def colab_installs(setup):
     for index, line in enumerate(lines):
         if "pip install" not in line:
             continue
-        assert index > 0 and lines[index - 1].strip() == COLAB_GUARD and line.startswith(" "), (
+        assert index > 0 and lines[index - 1].strip().startswith(COLAB_GUARD) and line.startswith(" "), (
             f"`{line.strip()}` must sit directly under `{COLAB_GUARD}`"
         )
         installs += [word for word in line.split("pip install", 1)[1].split() if not word.startswith("-")]
