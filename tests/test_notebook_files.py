@@ -172,3 +172,18 @@ def test_chapter_shape(path):
     assert len(solutions) >= len(exercises), "every exercise has a folded solution"
     assert re.search(r"^## Summary", markdown, re.MULTILINE), "a chapter ends with ## Summary"
     assert "assert" in code
+
+
+def test_each_notebook_ends_with_a_link_to_the_next_page():
+    listed = toc_files()
+    for entry, following in zip(listed, listed[1:]):
+        path = ROOT / f"{entry}.ipynb"
+        if not path.exists():
+            continue
+        notebook = load_notebook(path)
+        last = [c for c in notebook["cells"] if c["cell_type"] == "markdown"][-1]
+        last_line = source(last).strip().splitlines()[-1]
+        target = following.split("/")[-1]
+        assert last_line.startswith("Next:") and f"]({target}." in last_line, (
+            f"{path.name} should end with 'Next: [...]({target}...)', not {last_line!r}"
+        )

@@ -228,3 +228,29 @@ def test_math_is_checked_somewhere(page, built_site):
         open_page(page, html)
         total += check_math(page)
     assert total > 0, "no page of the book has math: the math check ran on nothing"
+
+
+def markdown_table(text, header_start):
+    """The lines of the Markdown table in `text` whose header line starts with `header_start`."""
+    lines = text.splitlines()
+    start = next(i for i, line in enumerate(lines) if line.startswith(header_start))
+    table = []
+    for line in lines[start:]:
+        if not line.startswith("|"):
+            break
+        table.append(line.strip())
+    return table
+
+
+def test_cheatsheet_control_flow_table_is_what_chapter_6_measured(built_site):
+    executed = load_notebook(EXECUTED / "chapters" / "06_control_flow.ipynb")
+    printed = "".join(
+        "".join(output.get("text", ""))
+        for cell in code_cells(executed)
+        for output in cell["outputs"]
+        if output["output_type"] == "stream"
+    )
+    measured = markdown_table(printed, "| construct |")
+    copied = markdown_table((ROOT / "chapters" / "appendix_cheatsheet.md").read_text(), "| construct |")
+    assert len(measured) > 2
+    assert copied == measured
