@@ -220,6 +220,23 @@ def test_chapter_page(page, built_site, path):
     page.screenshot(path=str(SCREENSHOTS / f"{path.stem}.png"), full_page=True)
 
 
+markdown_pages = [entry for entry in toc_files()[1:] if (ROOT / f"{entry}.md").exists()]
+
+
+@pytest.mark.parametrize("entry", markdown_pages)
+def test_markdown_page(page, built_site, entry):
+    """The pages written in Markdown (cheat sheet, statistics, bibliography) render whole."""
+    open_page(page, built_site / f"{entry}.html")
+    heading = re.search(r"^# (.+)$", (ROOT / f"{entry}.md").read_text(), re.MULTILINE).group(1)
+    assert heading in page.locator("article h1").first.inner_text()
+    unresolved = page.locator("article .xref.problematic, article .problematic").count()
+    assert unresolved == 0, "unresolved cross-references on the page"
+    check_images(page)
+    check_math(page)
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(SCREENSHOTS / f"{Path(entry).name}.png"), full_page=True)
+
+
 def test_math_is_checked_somewhere(page, built_site):
     """The math check above must not pass only because no page has math."""
     pages = [built_site / f"{entry}.html" for entry in toc_files()[1:]]
