@@ -1,4 +1,5 @@
-# make book  - create .venv if needed, execute every notebook and build the site into _build/html
+# make book  - create .venv if needed, execute every notebook (cached in _build/.jupyter_cache) and
+#              build the site into _build/html; --all re-reads every page so no warning hides
 # make test  - create .venv if needed, run pytest (every notebook via nbmake, the book's checks, the browser test)
 # make clean - remove _build (executed outputs, execution cache, screenshots)
 
@@ -19,7 +20,7 @@ $(STAMP): requirements.txt
 	touch $(STAMP)
 
 book: $(STAMP)
-	$(BIN)/jupyter-book build . -W -n --keep-going
+	$(BIN)/jupyter-book build . --all -W -n --keep-going
 
 test: $(STAMP)
 	$(BIN)/pytest

@@ -10,13 +10,28 @@ ROOT = Path(__file__).resolve().parent.parent
 CHAPTERS = ROOT / "chapters"
 BUILD = ROOT / "_build"
 HTML = BUILD / "html"
-EXECUTED = BUILD / "jupyter_execute"
+EXECUTION_CACHE = BUILD / ".jupyter_cache"
 
 NOTEBOOKS = sorted(CHAPTERS.glob("*.ipynb"))
 
 
 def load_notebook(path):
     return json.loads(Path(path).read_text())
+
+
+def executed_notebook(path):
+    """The notebook at `path` with the outputs the last site build recorded for it.
+
+    Read from the build's execution cache (jupyter-cache), not from _build/jupyter_execute/:
+    myst-nb writes that copy with outputs only in a run that executed the notebook, and
+    without them in a run that took the outputs from the cache.
+    """
+    import nbformat
+    from jupyter_cache import get_cache
+
+    notebook = nbformat.read(path, as_version=4)
+    _, merged = get_cache(EXECUTION_CACHE).merge_match_into_notebook(notebook)
+    return json.loads(nbformat.writes(merged))
 
 
 def code_cells(notebook):
@@ -32,11 +47,16 @@ def tags(cell):
     return cell.get("metadata", {}).get("tags", [])
 
 
-def title(notebook):
-    """The text of the first `# ` heading in the first markdown cell."""
-    first = next(cell for cell in notebook["cells"] if cell["cell_type"] == "markdown")
-    match = re.search(r"^# (.+)$", source(first), re.MULTILINE)
+def heading(markdown):
+    """The text of the first `# ` heading in a Markdown text, or None."""
+    match = re.search(r"^# (.+)$", markdown, re.MULTILINE)
     return match.group(1).strip() if match else None
+
+
+def title(notebook):
+    """The `# ` heading of the first markdown cell."""
+    first = next(cell for cell in notebook["cells"] if cell["cell_type"] == "markdown")
+    return heading(source(first))
 
 
 def config():

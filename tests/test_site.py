@@ -1,6 +1,8 @@
 """Build the site as a reader gets it, then read it as a reader would.
 
-The build runs `jupyter-book build -W -n --keep-going` (warnings are errors). Then:
+The build runs `jupyter-book build --all -W -n --keep-going` (a fresh Sphinx environment, so a warning
+from an earlier run is not hidden by an incremental build; warnings are errors; executed outputs
+come from the execution cache). Then:
 - the executed notebooks show an error exactly in the cells tagged `raises-exception`;
 - headless Chromium (Debian's `chromium`, driven by Playwright) opens every page in the table of
   contents and checks its title, its code outputs, its figures, its math, and (for a chapter)
@@ -20,11 +22,12 @@ import pytest
 
 from tests.book import (
     BUILD,
-    EXECUTED,
     HTML,
     NOTEBOOKS,
     ROOT,
     code_cells,
+    executed_notebook,
+    heading,
     load_notebook,
     repository_slug,
     tags,
@@ -40,7 +43,7 @@ HIDDEN = {"remove-cell", "remove-output"}
 @pytest.fixture(scope="session")
 def built_site():
     result = subprocess.run(
-        [str(JUPYTER_BOOK), "build", str(ROOT), "-W", "-n", "--keep-going"],
+        [str(JUPYTER_BOOK), "build", str(ROOT), "--all", "-W", "-n", "--keep-going"],
         capture_output=True,
         text=True,
         cwd=ROOT,
@@ -63,7 +66,7 @@ def test_site_builds_without_warnings(built_site):
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.name for p in NOTEBOOKS])
 def test_errors_only_where_tagged(built_site, path):
     """nbmake lets a `raises-exception` cell pass even when it does not raise: check it did."""
-    executed = load_notebook(EXECUTED / "chapters" / path.name)
+    executed = executed_notebook(path)
     for index, cell in enumerate(code_cells(executed)):
         raised = any(output["output_type"] == "error" for output in cell["outputs"])
         if "raises-exception" in tags(cell):
@@ -166,6 +169,11 @@ def check_math(page):
     return math
 
 
+def save_screenshot(page, name):
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(SCREENSHOTS / f"{name}.png"), full_page=True)
+
+
 def check_images(page):
     broken = page.evaluate(
         "() => [...document.querySelectorAll('article img')]"
@@ -183,8 +191,7 @@ def test_landing_page(page, built_site):
         assert any(chapter + ".html" in link for link in links), f"the landing page does not link {chapter}"
     assert page.locator("article .cell_output").count() >= 1, "the versions cell shows its output"
     check_math(page)
-    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
-    page.screenshot(path=str(SCREENSHOTS / "index.png"), full_page=True)
+    save_screenshot(page, "index")
 
 
 def test_every_page_in_the_toc_is_built(built_site):
@@ -200,7 +207,7 @@ def test_chapter_page(page, built_site, path):
     heading = page.locator("article h1").first.inner_text()
     assert title(load_notebook(path)) in heading
 
-    executed = load_notebook(EXECUTED / "chapters" / path.name)
+    executed = executed_notebook(path)
     outputs, figures = expected_outputs(executed)
     assert page.locator("article .cell_output").count() == outputs
     assert page.locator("article .cell_output img").count() == figures
@@ -216,8 +223,7 @@ def test_chapter_page(page, built_site, path):
     assert colab.get_attribute("href") == expected
     assert page.locator(f"a[href$='{path.name}']").count() >= 1, "a download link to the .ipynb"
 
-    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
-    page.screenshot(path=str(SCREENSHOTS / f"{path.stem}.png"), full_page=True)
+    save_screenshot(page, path.stem)
 
 
 markdown_pages = [entry for entry in toc_files()[1:] if (ROOT / f"{entry}.md").exists()]
@@ -227,14 +233,12 @@ markdown_pages = [entry for entry in toc_files()[1:] if (ROOT / f"{entry}.md").e
 def test_markdown_page(page, built_site, entry):
     """The pages written in Markdown (cheat sheet, statistics, bibliography) render whole."""
     open_page(page, built_site / f"{entry}.html")
-    heading = re.search(r"^# (.+)$", (ROOT / f"{entry}.md").read_text(), re.MULTILINE).group(1)
-    assert heading in page.locator("article h1").first.inner_text()
+    assert heading((ROOT / f"{entry}.md").read_text()) in page.locator("article h1").first.inner_text()
     unresolved = page.locator("article .xref.problematic, article .problematic").count()
     assert unresolved == 0, "unresolved cross-references on the page"
     check_images(page)
     check_math(page)
-    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
-    page.screenshot(path=str(SCREENSHOTS / f"{Path(entry).name}.png"), full_page=True)
+    save_screenshot(page, Path(entry).name)
 
 
 def test_math_is_checked_somewhere(page, built_site):
@@ -260,7 +264,7 @@ def markdown_table(text, header_start):
 
 
 def test_cheatsheet_control_flow_table_is_what_chapter_6_measured(built_site):
-    executed = load_notebook(EXECUTED / "chapters" / "06_control_flow.ipynb")
+    executed = executed_notebook(ROOT / "chapters" / "06_control_flow.ipynb")
     printed = "".join(
         "".join(output.get("text", ""))
         for cell in code_cells(executed)
