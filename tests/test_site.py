@@ -280,14 +280,15 @@ def markdown_table(text, header_start):
 
 
 def test_cheatsheet_control_flow_table_is_what_chapter_6_measured(built_site):
+    """Chapter 6 displays its measured table as Markdown (IPython.display.Markdown); the cheat sheet copies it."""
     executed = executed_notebook(ROOT / "chapters" / "06_control_flow.ipynb")
-    printed = "".join(
-        "".join(output.get("text", ""))
+    displayed = "\n".join(
+        "".join(output["data"]["text/markdown"])
         for cell in code_cells(executed)
         for output in cell["outputs"]
-        if output["output_type"] == "stream"
+        if output["output_type"] in ("display_data", "execute_result") and "text/markdown" in output["data"]
     )
-    measured = markdown_table(printed, "| construct |")
+    measured = markdown_table(displayed, "| construct |")
     copied = markdown_table((ROOT / "chapters" / "appendix_cheatsheet.md").read_text(), "| construct |")
     assert len(measured) > 2
     assert copied == measured
