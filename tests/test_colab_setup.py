@@ -33,10 +33,11 @@ import nbformat
 import pytest
 from nbclient import NotebookClient
 
-pytestmark = pytest.mark.skipif(
-    sys.version_info < (3, 12),
-    reason="Colab runs Python 3.12: the readers' JAX leg (make test-py312) runs this test",
-)
+if sys.version_info < (3, 12):
+    pytest.skip(
+        "Colab runs Python 3.12: the readers' JAX leg (make test-py312) runs this test",
+        allow_module_level=True,
+    )
 
 ROOT = Path(__file__).resolve().parent.parent
 CHAPTERS = ROOT / "chapters"
