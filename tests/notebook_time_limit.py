@@ -14,6 +14,11 @@ LIMIT_S = float(os.environ.get("BOOK_NOTEBOOK_LIMIT_S", "90"))
 _times: dict[str, float] = {}
 
 
+def record_time(nodeid, seconds):
+    """Add a notebook's execution time to the table printed at the end (other runners use it too)."""
+    _times[nodeid] = seconds
+
+
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_call(item):
     if not isinstance(item, NotebookItem):
@@ -21,7 +26,7 @@ def pytest_runtest_call(item):
     start = time.perf_counter()
     result = yield  # raises if a cell failed
     elapsed = time.perf_counter() - start
-    _times[item.nodeid] = elapsed
+    record_time(item.nodeid, elapsed)
     if elapsed > LIMIT_S:
         raise AssertionError(
             f"{item.nodeid} executed in {elapsed:.1f} s, over the {LIMIT_S:.0f} s limit "
@@ -33,6 +38,6 @@ def pytest_runtest_call(item):
 def pytest_terminal_summary(terminalreporter):
     if not _times:
         return
-    terminalreporter.section("notebook execution times (nbmake, includes kernel start)")
+    terminalreporter.section("notebook execution times (includes kernel start)")
     for nodeid, seconds in _times.items():
         terminalreporter.write_line(f"{seconds:7.1f} s  {nodeid}")

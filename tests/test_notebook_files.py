@@ -187,3 +187,42 @@ def test_each_notebook_ends_with_a_link_to_the_next_page():
         assert last_line.startswith("Next:") and f"]({target}." in last_line, (
             f"{path.name} should end with 'Next: [...]({target}...)', not {last_line!r}"
         )
+
+
+# One timing helper, the same text in every chapter that times code (each chapter defines its own
+# copy because it runs alone in Colab): a fix to one copy must reach all of them.
+TIMING_HELPER = "median_seconds"
+OTHER_TIMING_HELPERS = {"median_time", "timed", "time_it", "timeit_median"}
+
+
+def function_sources(notebook, name):
+    """The source text of every top-level `def name(...)` in the notebook's code cells."""
+    import ast
+
+    found = []
+    for cell in code_cells(notebook):
+        text = source(cell)
+        try:
+            tree = ast.parse(text)
+        except SyntaxError:  # IPython magics: no Python function definitions in such cells here
+            continue
+        for node in tree.body:
+            if isinstance(node, ast.FunctionDef) and node.name == name:
+                found.append(ast.get_source_segment(text, node))
+    return found
+
+
+def test_timing_helpers_are_one_and_the_same():
+    copies = {}
+    for path in NOTEBOOKS:
+        notebook = load_notebook(path)
+        definitions = function_sources(notebook, TIMING_HELPER)
+        assert len(definitions) <= 1, f"{path.name} defines {TIMING_HELPER} {len(definitions)} times"
+        if definitions:
+            copies[path.name] = definitions[0]
+        for other in OTHER_TIMING_HELPERS:
+            assert not function_sources(notebook, other), f"{path.name}: use {TIMING_HELPER}, not {other}"
+    assert len(copies) >= 2, f"expected several chapters to time code, found {sorted(copies)}"
+    reference_name, reference = next(iter(copies.items()))
+    for name, text in copies.items():
+        assert text == reference, f"{name}'s {TIMING_HELPER} differs from {reference_name}'s:\n{text}"

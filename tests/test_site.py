@@ -75,6 +75,20 @@ def test_errors_only_where_tagged(built_site, path):
             assert not raised, f"code cell {index} raised but is not tagged raises-exception"
 
 
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.name for p in NOTEBOOKS])
+def test_no_cell_shows_a_deprecation_warning(built_site, path):
+    """A chapter teaches the current API: no output of the published build mentions a deprecation.
+
+    (tests/test_precision_emulation.py also turns DeprecationWarning into an error in every cell.)
+    """
+    executed = executed_notebook(path)
+    for index, cell in enumerate(code_cells(executed)):
+        for output in cell["outputs"]:
+            text = output.get("text", "") if output["output_type"] == "stream" else ""
+            text = text if isinstance(text, str) else "".join(text)
+            assert not re.search(r"(Deprecation|Future)Warning", text), f"code cell {index}: {text[:500]}"
+
+
 # ---------------------------------------------------------------------------------------------
 # The browser test
 
