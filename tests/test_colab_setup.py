@@ -1,0 +1,177 @@
+"""Each chapter's setup cell, run the way Colab runs it.
+
+A Colab runtime has Python 3.12, its own JAX, numpy, optax and matplotlib, and TensorFlow
+Probability's stable release, but not distrax or TFP's nightly build; `google.colab` is imported
+when the kernel starts. A setup cell then sees `"google.colab" in sys.modules` and runs its
+`%pip install` for real, over those packages. This test rebuilds that situation:
+
+- a Colab-like environment under _build/colab-py312/base: a copy of .venv312 (hard links, so
+  it costs no disk and .venv312 itself is never changed: pip replaces files, it does not write
+  into them) without distrax, chex and tfp-nightly, plus `tensorflow-probability` stable and an
+  importable stand-in `google.colab` package. It is built once and kept while
+  requirements-py312.txt and this recipe stay the same;
+- for each chapter a fresh kernel, started like Colab's (`import google.colab` first), that
+  executes the chapter's setup cell, in a throwaway copy of that environment when the cell
+  installs something;
+- then the checks: the cell ran without error, pip reported no error, every package the cell
+  installs is there at its pin, and jax/jaxlib are still the environment's own (a setup cell
+  never replaces Colab's JAX).
+
+Only the readers' JAX leg (Python 3.12, `make test-py312`) runs it.
+"""
+
+import hashlib
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import nbformat
+import pytest
+from nbclient import NotebookClient
+
+if sys.version_info < (3, 12):
+    pytest.skip(
+        "Colab runs Python 3.12: the readers' JAX leg (make test-py312) runs this test",
+        allow_module_level=True,
+    )
+
+ROOT = Path(__file__).resolve().parent.parent
+CHAPTERS = ROOT / "chapters"
+WORK = ROOT / "_build" / "colab-py312"
+BASE = WORK / "base"
+# TensorFlow Probability's stable release, which Colab ships (the newest one on PyPI).
+COLAB_TFP = "tensorflow-probability==0.25.0"
+# What Colab lacks among the book's pins: the setup cells install these.
+NOT_ON_COLAB = ["distrax", "chex", "tfp-nightly"]
+# Stand-ins for the google.colab package a Colab kernel imports at start, and for its `output`
+# module, which jax imports when it finds google.colab (for its Colab debugger UI).
+FAKE_COLAB = {
+    "__init__.py": '"""Stand-in for google.colab: a Colab kernel imports it at start."""\n',
+    "output.py": (
+        '"""Stand-in for google.colab.output (jax imports it in Colab; nothing here calls it)."""\n'
+        "\n\ndef _colab_only(*args, **kwargs):\n"
+        '    raise NotImplementedError("only a real Colab runtime has google.colab.output")\n'
+        "\n\neval_js = use_tags = redirect_to_element = clear = _colab_only\n"
+    ),
+}
+RECIPE = "2"  # bump when the base environment's recipe below changes
+
+NOTEBOOKS = sorted(CHAPTERS.glob("*.ipynb"))
+
+
+def setup_cell(path):
+    """The chapter's setup cell: its first code cell that is not the hidden %xmode cell."""
+    notebook = json.loads(path.read_text())
+    for cell in notebook["cells"]:
+        tags = cell.get("metadata", {}).get("tags", [])
+        if cell["cell_type"] == "code" and "remove-cell" not in tags:
+            text = cell["source"]
+            return text if isinstance(text, str) else "".join(text)
+    raise AssertionError(f"{path.name} has no setup cell")
+
+
+def pip_pins(cell):
+    """{name: version} for each `name==version` on the cell's %pip install lines."""
+    pins = {}
+    for line in cell.splitlines():
+        if re.match(r"\s*[%!]pip install", line):
+            pins.update(re.findall(r"([A-Za-z0-9_.\-]+)==([A-Za-z0-9_.\-+]+)", line))
+    return pins
+
+
+def run(*command):
+    subprocess.run([str(part) for part in command], check=True, cwd=ROOT)
+
+
+def python(env):
+    return env / "bin" / "python"
+
+
+def base_environment():
+    """The Colab-like environment, built from .venv312 once per requirements-py312.txt."""
+    key = hashlib.sha256(
+        ((ROOT / "requirements-py312.txt").read_text() + COLAB_TFP + str(FAKE_COLAB) + RECIPE).encode()
+    ).hexdigest()
+    stamp = BASE / ".colab-base"
+    if stamp.exists() and stamp.read_text() == key:
+        return BASE
+    venv = Path(sys.prefix)
+    assert (venv / "pyvenv.cfg").exists(), "run this test inside .venv312 (make test-py312)"
+    shutil.rmtree(BASE, ignore_errors=True)
+    WORK.mkdir(parents=True, exist_ok=True)
+    run("cp", "-al", venv, BASE)
+    run(python(BASE), "-m", "pip", "uninstall", "--quiet", "--yes", *NOT_ON_COLAB)
+    run(python(BASE), "-m", "pip", "install", "--quiet", COLAB_TFP)
+    site = Path(
+        subprocess.check_output(
+            [python(BASE), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+            text=True,
+        ).strip()
+    )
+    (site / "google" / "colab").mkdir(parents=True, exist_ok=True)
+    for name, text in FAKE_COLAB.items():
+        (site / "google" / "colab" / name).write_text(text)
+    stamp.write_text(key)
+    return BASE
+
+
+def kernel_spec(env, home):
+    """A kernel spec that starts `env`'s Python the way Colab starts its kernel."""
+    spec = home / "kernels" / "colab-emulated"
+    spec.mkdir(parents=True)
+    argv = [str(python(env)), "-m", "ipykernel_launcher", "-f", "{connection_file}",
+            "--IPKernelApp.exec_lines=import google.colab"]
+    (spec / "kernel.json").write_text(
+        json.dumps({"argv": argv, "display_name": "Colab (emulated)", "language": "python"})
+    )
+    return "colab-emulated"
+
+
+CHECK = """
+import json, sys
+from importlib.metadata import version
+print(json.dumps({
+    "colab": "google.colab" in sys.modules,
+    "jax": version("jax"), "jaxlib": version("jaxlib"),
+    "pins": {name: version(name) for name in %r},
+}))
+"""
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=[path.stem for path in NOTEBOOKS])
+def test_setup_cell_runs_as_in_colab(path, tmp_path, monkeypatch):
+    cell = setup_cell(path)
+    pins = pip_pins(cell)
+    base = base_environment()
+    env = base
+    if pins:  # the cell installs: give it a throwaway copy (hard links need the same disk)
+        env = WORK / f"throwaway-{path.stem}"
+        shutil.rmtree(env, ignore_errors=True)
+        run("cp", "-al", base, env)
+    monkeypatch.setenv("JUPYTER_PATH", str(tmp_path / "jupyter"))
+    kernel = kernel_spec(env, tmp_path / "jupyter")
+    own = json.loads(
+        subprocess.check_output(
+            [python(env), "-c", CHECK % ([],)], text=True, cwd=CHAPTERS
+        )
+    )
+
+    notebook = nbformat.v4.new_notebook()
+    notebook.cells = [nbformat.v4.new_code_cell(cell), nbformat.v4.new_code_cell(CHECK % (list(pins),))]
+    NotebookClient(notebook, kernel_name=kernel, timeout=600,
+                   resources={"metadata": {"path": str(CHAPTERS)}}).execute()
+
+    printed = "".join(output.get("text", "") for output in notebook.cells[0].outputs)
+    assert "ERROR" not in printed, f"pip reported an error in {path.name}'s setup cell:\n{printed}"
+    state = json.loads(notebook.cells[1].outputs[0]["text"])
+    assert state["colab"], "the kernel did not start like Colab's"
+    assert state["pins"] == pins, f"{path.name}: installed {state['pins']}, the cell pins {pins}"
+    assert (state["jax"], state["jaxlib"]) == (own["jax"], own["jaxlib"]), (
+        f"{path.name}'s setup cell replaced Colab's JAX {own['jax']} with {state['jax']}"
+    )
+    if pins:
+        shutil.rmtree(env)
