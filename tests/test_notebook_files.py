@@ -13,6 +13,7 @@ from tests.book import (
     normalize,
     repository_slug,
     requirement_pins,
+    setup_cell,
     source,
     tags,
     title,
@@ -76,11 +77,6 @@ def test_metadata(path):
 @notebook_params
 def test_title_comes_first(path):
     assert title(load_notebook(path)), "the first markdown cell must hold the `# Title`"
-
-
-def setup_cell(notebook):
-    """The first code cell a reader sees (hidden `remove-cell` cells such as %xmode come before)."""
-    return next(c for c in code_cells(notebook) if "remove-cell" not in tags(c))
 
 
 @notebook_params
@@ -189,10 +185,12 @@ def test_each_notebook_ends_with_a_link_to_the_next_page():
         )
 
 
-# One timing helper, the same text in every chapter that times code (each chapter defines its own
-# copy because it runs alone in Colab): a fix to one copy must reach all of them.
-TIMING_HELPER = "median_seconds"
-OTHER_TIMING_HELPERS = {"median_time", "timed", "time_it", "timeit_median"}
+# Helpers that several chapters share: each notebook defines its own copy, because it runs alone in
+# Colab, with the same text everywhere, so a fix to one copy must reach all of them.
+SHARED_HELPERS = {
+    "median_seconds": {"median_time", "timed", "time_it", "timeit_median"},  # the one timing helper
+    "matmul_input_roundoff": {"matmul_input_rounding"},  # the measured rounding of matmul inputs
+}
 
 
 def function_sources(notebook, name):
@@ -212,17 +210,18 @@ def function_sources(notebook, name):
     return found
 
 
-def test_timing_helpers_are_one_and_the_same():
+@pytest.mark.parametrize("helper", sorted(SHARED_HELPERS))
+def test_shared_helpers_are_one_and_the_same(helper):
     copies = {}
     for path in NOTEBOOKS:
         notebook = load_notebook(path)
-        definitions = function_sources(notebook, TIMING_HELPER)
-        assert len(definitions) <= 1, f"{path.name} defines {TIMING_HELPER} {len(definitions)} times"
+        definitions = function_sources(notebook, helper)
+        assert len(definitions) <= 1, f"{path.name} defines {helper} {len(definitions)} times"
         if definitions:
             copies[path.name] = definitions[0]
-        for other in OTHER_TIMING_HELPERS:
-            assert not function_sources(notebook, other), f"{path.name}: use {TIMING_HELPER}, not {other}"
-    assert len(copies) >= 2, f"expected several chapters to time code, found {sorted(copies)}"
+        for other in SHARED_HELPERS[helper]:
+            assert not function_sources(notebook, other), f"{path.name}: use {helper}, not {other}"
+    assert len(copies) >= 2, f"expected several chapters to use {helper}, found {sorted(copies)}"
     reference_name, reference = next(iter(copies.items()))
     for name, text in copies.items():
-        assert text == reference, f"{name}'s {TIMING_HELPER} differs from {reference_name}'s:\n{text}"
+        assert text == reference, f"{name}'s {helper} differs from {reference_name}'s:\n{text}"
