@@ -4,8 +4,6 @@ import json
 import re
 from pathlib import Path
 
-import yaml
-
 ROOT = Path(__file__).resolve().parent.parent
 CHAPTERS = ROOT / "chapters"
 BUILD = ROOT / "_build"
@@ -53,6 +51,11 @@ def heading(markdown):
     return match.group(1).strip() if match else None
 
 
+def setup_cell(notebook):
+    """The first code cell a reader sees (hidden `remove-cell` cells such as %xmode come before)."""
+    return next(c for c in code_cells(notebook) if "remove-cell" not in tags(c))
+
+
 def title(notebook):
     """The `# ` heading of the first markdown cell."""
     first = next(cell for cell in notebook["cells"] if cell["cell_type"] == "markdown")
@@ -60,11 +63,15 @@ def title(notebook):
 
 
 def config():
+    import yaml  # here, not at the top: the readers' JAX leg (.venv312) imports this module without PyYAML
+
     return yaml.safe_load((ROOT / "_config.yml").read_text())
 
 
 def toc_files():
     """Every `file:` in _toc.yml, in reading order, the root first."""
+    import yaml
+
     toc = yaml.safe_load((ROOT / "_toc.yml").read_text())
     files = [toc["root"]]
 

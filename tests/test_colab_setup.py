@@ -33,14 +33,14 @@ import nbformat
 import pytest
 from nbclient import NotebookClient
 
+from tests.book import CHAPTERS, NOTEBOOKS, ROOT, load_notebook, setup_cell, source
+
 if sys.version_info < (3, 12):
     pytest.skip(
         "Colab runs Python 3.12: the readers' JAX leg (make test-py312) runs this test",
         allow_module_level=True,
     )
 
-ROOT = Path(__file__).resolve().parent.parent
-CHAPTERS = ROOT / "chapters"
 WORK = ROOT / "_build" / "colab-py312"
 BASE = WORK / "base"
 # TensorFlow Probability's stable release, which Colab ships (the newest one on PyPI).
@@ -59,20 +59,6 @@ FAKE_COLAB = {
     ),
 }
 RECIPE = "2"  # bump when the base environment's recipe below changes
-
-NOTEBOOKS = sorted(CHAPTERS.glob("*.ipynb"))
-
-
-def setup_cell(path):
-    """The chapter's setup cell: its first code cell that is not the hidden %xmode cell."""
-    notebook = json.loads(path.read_text())
-    for cell in notebook["cells"]:
-        tags = cell.get("metadata", {}).get("tags", [])
-        if cell["cell_type"] == "code" and "remove-cell" not in tags:
-            text = cell["source"]
-            return text if isinstance(text, str) else "".join(text)
-    raise AssertionError(f"{path.name} has no setup cell")
-
 
 def pip_pins(cell):
     """{name: version} for each `name==version` on the cell's %pip install lines."""
@@ -144,7 +130,7 @@ print(json.dumps({
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=[path.stem for path in NOTEBOOKS])
 def test_setup_cell_runs_as_in_colab(path, tmp_path, monkeypatch):
-    cell = setup_cell(path)
+    cell = source(setup_cell(load_notebook(path)))
     pins = pip_pins(cell)
     base = base_environment()
     env = base
