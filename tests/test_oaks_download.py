@@ -22,7 +22,11 @@ from tests.book import CHAPTERS, NOTEBOOKS, ROOT, code_cells, load_notebook, rep
 RAW = "https://raw.githubusercontent.com/"
 DATA = CHAPTERS / "data" / "oaks"
 FILES = ["counts.csv", "offsets.csv", "covariates.csv"]
-READERS = [p for p in NOTEBOOKS if any("def read_oaks_csv" in source(c) for c in code_cells(load_notebook(p)))]
+READERS = [
+    path
+    for path in NOTEBOOKS
+    if any("def read_oaks_csv" in source(cell) for cell in code_cells(load_notebook(path)))
+]
 
 
 class Repository(http.server.SimpleHTTPRequestHandler):
