@@ -63,7 +63,7 @@ def title(notebook):
 
 
 def config():
-    import yaml  # here, not at the top: the readers' JAX leg (.venv312) imports this module without PyYAML
+    import yaml  # here, not at the top: the newest-JAX leg (.venv-newest) imports this module without PyYAML
 
     return yaml.safe_load((ROOT / "_config.yml").read_text())
 
@@ -89,16 +89,29 @@ def toc_files():
     return files
 
 
-def requirement_pins():
-    """{normalized name: version} from requirements.txt; every line must be an exact pin."""
+def requirement_pins(file="requirements.txt"):
+    """{normalized name: version} from a requirements file (relative to ROOT).
+
+    Every line must be an exact `name==version` pin or a `-r other.txt` include, whose pins
+    are read the same way (a name pinned twice must have one version).
+    """
     pins = {}
-    for line in (ROOT / "requirements.txt").read_text().splitlines():
+    path = ROOT / file
+    for line in path.read_text().splitlines():
         line = line.split("#")[0].strip()
         if not line:
             continue
+        if line.startswith(("-r ", "--requirement ")):
+            included = (path.parent / line.split(None, 1)[1].strip()).relative_to(ROOT)
+            for name, version in requirement_pins(included.as_posix()).items():
+                assert pins.setdefault(name, version) == version, f"{file}: {name} pinned twice"
+            continue
         name, sep, version = line.partition("==")
-        assert sep, f"requirements.txt: {line!r} is not pinned with =="
-        pins[normalize(name)] = version.strip()
+        assert sep, f"{file}: {line!r} is not pinned with =="
+        name = normalize(name)
+        assert pins.setdefault(name, version.strip()) == version.strip(), (
+            f"{file}: {name} pinned twice"
+        )
     return pins
 
 

