@@ -63,7 +63,7 @@ BASE = WORK / "base"
 # TensorFlow Probability's stable release, which Colab ships (the newest one on PyPI).
 COLAB_TFP = "tensorflow-probability==0.25.0"
 # What Colab lacks among the book's pins: the setup cells install these.
-NOT_ON_COLAB = ["distrax", "chex", "tfp-nightly"]
+NOT_ON_COLAB = ["distrax", "chex", "tfp-nightly", "equinox"]
 # Stand-ins for the google.colab package a Colab kernel imports at start, and for its `output`
 # module, which jax imports when it finds google.colab (for its Colab debugger UI).
 FAKE_COLAB = {

@@ -33,7 +33,7 @@ REMOVED_API = [
     r"^\s*import\s+jax\.numpy\s+as\s+np\b",
 ]
 # Packages a Colab runtime lacks; a chapter importing one must install it in its setup cell.
-COLAB_LACKS = {"distrax", "chex", "tfp-nightly"}
+COLAB_LACKS = {"distrax", "chex", "tfp-nightly", "equinox"}
 COLAB_GUARD = 'if "google.colab" in sys.modules:'
 
 
