@@ -322,7 +322,9 @@ def check_math(page):
 
 def save_screenshot(page, name, full_page=True):
     SCREENSHOTS.mkdir(parents=True, exist_ok=True)
-    page.screenshot(path=str(SCREENSHOTS / f"{name}.png"), full_page=full_page)
+    page.screenshot(
+        path=str(SCREENSHOTS / f"{name}.png"), full_page=full_page, timeout=120_000
+    )
 
 
 def check_images(page):
