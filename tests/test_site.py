@@ -5,12 +5,16 @@ from an earlier run is not hidden by an incremental build; warnings are errors; 
 come from the execution cache). Then:
 - the executed notebooks show an error exactly in the cells tagged `raises-exception`;
 - headless Chromium (Debian's `chromium`, driven by Playwright) opens every page in the table of
-  contents and checks its title, its code outputs, its figures, its math, and (for a chapter)
-  that the Colab button opens that very notebook. Screenshots go to _build/screenshots/.
+  contents and checks its title, its code outputs, its figures (and their alt text), its math,
+  and (for a chapter) that the Colab button opens that very notebook. On every page, as an
+  offline reader has it (every request to another host is blocked; the site serves MathJax
+  itself): no console error, no blocked request, no serious or critical axe-core violation;
+  at 1280 px the sidebar toggle collapses the sidebar; at 390 x 844 no page is wider than the
+  screen and the toggle opens the chapter list. Screenshots at 1280 and 390 px (the landing
+  page also with the sidebar open) and a per-page report.txt go to _build/screenshots/.
 Without Chromium the browser test is skipped with a hint, except under CI (CI=true): it fails.
 """
 
-import importlib.util
 import os
 import re
 import shutil
@@ -101,7 +105,8 @@ CHROMIUM_ARGS = [
     "--disable-component-update",
     "--disable-sync",
 ]
-MATHJAX_CDN = "https://cdn.jsdelivr.net/npm/mathjax@3/es5/"
+PHONE = {"width": 390, "height": 844}
+DESKTOP = {"width": 1280, "height": 900}
 
 
 def find_chromium():
@@ -109,14 +114,6 @@ def find_chromium():
         if shutil.which(name):
             return shutil.which(name)
     return None
-
-
-def local_mathjax():
-    """MathJax 3's files from the pinned django-static-mathjax package: the page asks the CDN for
-    them, and the test answers from here, so math renders with no network."""
-    spec = importlib.util.find_spec("mathjax")
-    assert spec, "django-static-mathjax (requirements.txt) is not installed"
-    return Path(list(spec.submodule_search_locations)[0]) / "static" / "mathjax" / "es5"
 
 
 @pytest.fixture(scope="session")
@@ -135,23 +132,163 @@ def browser(built_site):
         instance.close()
 
 
-@pytest.fixture
-def page(browser):
-    mathjax = local_mathjax()
-    context = browser.new_context(viewport={"width": 1280, "height": 900})
-    opened = context.new_page()
+class Reader:
+    """A browser tab as an offline reader has it: every request to another host is blocked
+    (the site serves MathJax itself), and the console errors and blocked requests are kept."""
 
-    def route(request_route):
+    def __init__(self, browser, viewport):
+        self.context = browser.new_context(viewport=viewport)
+        self.page = self.context.new_page()
+        self.console_errors = []
+        self.blocked = []
+        self.page.on(
+            "console",
+            lambda message: message.type == "error" and self.console_errors.append(message.text),
+        )
+        self.page.on("pageerror", lambda error: self.console_errors.append(str(error)))
+        self.page.route("**/*", self.route)
+
+    def route(self, request_route):
         url = request_route.request.url
-        if url.startswith(MATHJAX_CDN):
-            return request_route.fulfill(path=str(mathjax / url[len(MATHJAX_CDN) :].split("?")[0]))
-        if url.startswith("file://"):
+        if url.startswith(("file://", "data:", "blob:")):
             return request_route.continue_()
-        return request_route.abort()  # no network here: fail fast instead of waiting
+        self.blocked.append(url)
+        return request_route.abort()
 
-    opened.route("**/*", route)
-    yield opened
-    context.close()
+    def open(self, html):
+        self.console_errors.clear()
+        self.blocked.clear()
+        self.page.goto(html.as_uri())
+        self.page.wait_for_load_state("load")
+
+
+@pytest.fixture(scope="session")
+def desktop(browser):
+    reader = Reader(browser, DESKTOP)
+    yield reader
+    reader.context.close()
+
+
+@pytest.fixture(scope="session")
+def phone(browser):
+    reader = Reader(browser, PHONE)
+    yield reader
+    reader.context.close()
+
+
+@pytest.fixture
+def page(desktop):
+    return desktop.page
+
+
+# Per-page figures, printed at the end of the session (pytest -s) and written to
+# _build/screenshots/report.txt: console errors, blocked requests, axe violations, width.
+REPORT = {}
+
+
+def check_offline_and_accessible(reader, name):
+    """No console error, no request to another host, no serious or critical axe violation."""
+    from axe_playwright_python.sync_playwright import Axe
+
+    page = reader.page
+    check_math(page)
+    console_errors = list(reader.console_errors)  # before axe, which reads the stylesheets
+    # axe-core comes from the package (its own axe.min.js): it works offline. Its preload of
+    # the stylesheets uses XMLHttpRequest, which Chromium refuses for file:// pages.
+    results = Axe().run(page, options={"preload": False})
+    violations = [
+        f"{v['id']} ({v['impact']}, {len(v['nodes'])} nodes): {v['help']}"
+        for v in results.response["violations"]
+        if v["impact"] in ("serious", "critical")
+    ]
+    REPORT.setdefault(name, {}).update(
+        console_errors=len(console_errors),
+        blocked_requests=len(reader.blocked),
+        axe_serious_or_critical=len(violations),
+        axe_all=len(results.response["violations"]),
+    )
+    assert not console_errors, f"console errors: {console_errors}"
+    assert not reader.blocked, f"requests to other hosts: {reader.blocked}"
+    assert not violations, "axe-core: " + "; ".join(violations)
+
+
+def check_alt_text(page):
+    """Every figure in the article says what it shows: alt text that is not a file name."""
+    images = page.evaluate(
+        "() => [...document.querySelectorAll('article img')]"
+        ".map(img => [img.getAttribute('src'), img.getAttribute('alt') || ''])"
+    )
+    for src, alt in images:
+        name = src.rsplit("/", 1)[-1]
+        assert alt.strip(), f"figure {src} has no alt text"
+        assert alt.strip() != name and not re.fullmatch(r"[\w.-]+\.(png|svg|jpe?g)", alt), (
+            f"figure {src}: its alt text is a file name ({alt})"
+        )
+
+
+def check_phone(phone, html, name, screenshot=False):
+    """At 390 x 844: no page wider than the screen, and the sidebar toggle opens the chapter list."""
+    phone.open(html)
+    page = phone.page
+    width = page.evaluate("() => document.documentElement.scrollWidth")
+    REPORT.setdefault(name, {})["width_at_390"] = width
+    assert width <= PHONE["width"], f"the page is {width} px wide on a {PHONE['width']} px screen"
+    assert not phone.console_errors, f"console errors at 390 px: {phone.console_errors}"
+    chapters = page.locator("nav.bd-docs-nav a").first
+    assert not chapters.is_visible(), "the chapter list is open before the toggle is pressed"
+    page.locator(".bd-header-article .primary-toggle").first.click()
+    chapters.wait_for(state="visible", timeout=5_000)
+    if screenshot:
+        save_screenshot(page, f"{name}-390-sidebar-open", full_page=False)
+    page.keyboard.press("Escape")
+    chapters.wait_for(state="hidden", timeout=5_000)
+    if not screenshot:
+        save_screenshot(page, f"{name}-390")
+
+
+def check_desktop_toggle(page):
+    """At 1280 px the toggle collapses the sidebar, and a second press brings it back."""
+    sidebar = page.locator("#pst-primary-sidebar")
+    toggle = page.locator(".bd-header-article .primary-toggle").first
+    assert sidebar.is_visible()
+    toggle.click()
+    page.wait_for_function(
+        "() => getComputedStyle(document.getElementById('pst-primary-sidebar')).visibility"
+        " === 'hidden'"
+    )
+    toggle.click()
+    page.wait_for_function(
+        "() => getComputedStyle(document.getElementById('pst-primary-sidebar')).visibility"
+        " === 'visible'"
+    )
+
+
+def check_reader_page(desktop, phone, html, name, phone_screenshot=False):
+    """The checks every page of the site gets, at 1280 px and at 390 px."""
+    check_offline_and_accessible(desktop, name)
+    check_alt_text(desktop.page)
+    save_screenshot(desktop.page, name)
+    check_desktop_toggle(desktop.page)
+    check_phone(phone, html, name, screenshot=phone_screenshot)
+
+
+def pytest_sessionfinish_report():
+    lines = [
+        f"{name:28} console errors {r.get('console_errors')}, blocked requests "
+        f"{r.get('blocked_requests')}, axe serious/critical {r.get('axe_serious_or_critical')} "
+        f"(all {r.get('axe_all')}), width at 390 px {r.get('width_at_390')}"
+        for name, r in sorted(REPORT.items())
+    ]
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    (SCREENSHOTS / "report.txt").write_text("\n".join(lines) + "\n")
+    return lines
+
+
+@pytest.fixture(scope="session", autouse=True)
+def site_report():
+    yield
+    if REPORT:
+        print("\n" + "\n".join(pytest_sessionfinish_report()))
 
 
 def expected_outputs(notebook):
@@ -183,9 +320,11 @@ def check_math(page):
     return math
 
 
-def save_screenshot(page, name):
+def save_screenshot(page, name, full_page=True):
     SCREENSHOTS.mkdir(parents=True, exist_ok=True)
-    page.screenshot(path=str(SCREENSHOTS / f"{name}.png"), full_page=True)
+    page.screenshot(
+        path=str(SCREENSHOTS / f"{name}.png"), full_page=full_page, timeout=120_000
+    )
 
 
 def check_images(page):
@@ -196,16 +335,18 @@ def check_images(page):
     assert not broken, f"images that did not load: {broken}"
 
 
-def test_landing_page(page, built_site):
-    open_page(page, built_site / "index.html")
+def test_landing_page(desktop, phone, built_site):
+    page = desktop.page
+    desktop.open(built_site / "index.html")
+    page.wait_for_url("**/intro.html")
+    assert page.title() == "JAX, executed", f"the home page's title is {page.title()!r}"
     assert page.locator("article h1").first.inner_text().strip().startswith("JAX, executed")
     links = page.locator("article a[href*='chapters/']").evaluate_all("els => els.map(e => e.getAttribute('href'))")
     chapters = [f for f in toc_files() if f.startswith("chapters/") and f[len("chapters/") :][:2].isdigit()]
     for chapter in chapters:
         assert any(chapter + ".html" in link for link in links), f"the landing page does not link {chapter}"
     assert page.locator("article .cell_output").count() >= 1, "the versions cell shows its output"
-    check_math(page)
-    save_screenshot(page, "index")
+    check_reader_page(desktop, phone, built_site / "intro.html", "index", phone_screenshot=True)
 
 
 def test_every_page_in_the_toc_is_built(built_site):
@@ -214,9 +355,10 @@ def test_every_page_in_the_toc_is_built(built_site):
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.name for p in NOTEBOOKS])
-def test_chapter_page(page, built_site, path):
+def test_chapter_page(desktop, phone, built_site, path):
     html = built_site / "chapters" / path.with_suffix(".html").name
-    open_page(page, html)
+    page = desktop.page
+    desktop.open(html)
 
     assert title(load_notebook(path)) in page.locator("article h1").first.inner_text()
 
@@ -225,7 +367,6 @@ def test_chapter_page(page, built_site, path):
     assert page.locator("article .cell_output").count() == outputs
     assert page.locator("article .cell_output img").count() == figures
     check_images(page)
-    check_math(page)
 
     colab = page.locator("a[href^='https://colab.research.google.com/']")
     assert colab.count() == 1, "one Colab launch button"
@@ -236,22 +377,22 @@ def test_chapter_page(page, built_site, path):
     assert colab.get_attribute("href") == expected
     assert page.locator(f"a[href$='{path.name}']").count() >= 1, "a download link to the .ipynb"
 
-    save_screenshot(page, path.stem)
+    check_reader_page(desktop, phone, html, path.stem)
 
 
 markdown_pages = [entry for entry in toc_files()[1:] if (ROOT / f"{entry}.md").exists()]
 
 
 @pytest.mark.parametrize("entry", markdown_pages)
-def test_markdown_page(page, built_site, entry):
+def test_markdown_page(desktop, phone, built_site, entry):
     """The pages written in Markdown (cheat sheet, statistics, bibliography) render whole."""
-    open_page(page, built_site / f"{entry}.html")
+    page = desktop.page
+    desktop.open(built_site / f"{entry}.html")
     assert heading((ROOT / f"{entry}.md").read_text()) in page.locator("article h1").first.inner_text()
     unresolved = page.locator("article .xref.problematic, article .problematic").count()
     assert unresolved == 0, "unresolved cross-references on the page"
     check_images(page)
-    check_math(page)
-    save_screenshot(page, Path(entry).name)
+    check_reader_page(desktop, phone, built_site / f"{entry}.html", Path(entry).name)
 
 
 def test_math_is_checked_somewhere(built_site):
