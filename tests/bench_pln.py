@@ -374,7 +374,9 @@ def main():
     rows = race(args.device, sizes, samples, args.warm)
     final = {row["repeats"]: row for row in rows if row["tool"] == "jax"}
     largest = max(final)
-    seconds_per_iteration = final[largest]["warm_s_min"] / final[largest]["iterations"]
+    # a warm fit's time per iteration, or the first fit's (compile included) when no warm fit ran
+    seconds = final[largest]["warm_s_min"] or final[largest]["first_s_min"]
+    seconds_per_iteration = seconds / final[largest]["iterations"]
     book = book_namespace()
     run = {
         "device": args.device,
