@@ -81,3 +81,21 @@ test-newest: $(STAMP_NEWEST)
 
 clean:
 	rm -rf _build
+
+# make bench      - the race of chapter 11 (pyPLNmodels against the book's fit) on this machine:
+#                   create .venv-bench (Python 3.11, requirements-bench.txt: the book's jax pins,
+#                   CPU torch, pyPLNmodels) if needed, run tests/bench_pln.py, and rewrite the
+#                   CPU rows of chapters/data/pln_bench.json (rows of other devices are kept)
+PYTHON311   ?= python3.11
+VENV_BENCH  := .venv-bench
+STAMP_BENCH := $(VENV_BENCH)/.installed
+
+.PHONY: bench
+
+$(STAMP_BENCH): requirements-bench.txt
+	test -x $(VENV_BENCH)/bin/python || $(PYTHON311) -m venv $(VENV_BENCH)
+	$(VENV_BENCH)/bin/python -m pip install --quiet -r requirements-bench.txt
+	touch $(STAMP_BENCH)
+
+bench: $(STAMP_BENCH)
+	$(VENV_BENCH)/bin/python tests/bench_pln.py --device cpu --append

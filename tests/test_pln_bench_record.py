@@ -1,0 +1,75 @@
+"""chapters/data/pln_bench.json (written by `make bench`) matches chapter 11's fit and is whole."""
+
+import json
+
+import pytest
+
+from tests.bench_pln import DEFAULT_OUT, fit_source, fit_source_sha256
+
+SIZES = {1, 10, 100, 1000}
+TOOLS = {"jax", "pyPLNmodels"}
+
+
+@pytest.fixture(scope="module")
+def record():
+    return json.loads(DEFAULT_OUT.read_text())
+
+
+def test_chapter_tags_the_fit_source():
+    source = fit_source()
+    for name in ("def fit(", "def fit_anderson(", "def profiled_neg_elbo(", "TOL ="):
+        assert name in source
+
+
+def test_record_matches_the_chapter_fit_source(record):
+    """Changing a cell tagged pln-fit in chapter 11 requires `make bench` again."""
+    assert record["fit_source_sha256"] == fit_source_sha256(), (
+        "chapter 11's fit source changed since chapters/data/pln_bench.json was recorded: "
+        "run `make bench`"
+    )
+    for run in record["runs"]:
+        assert run["fit_source_sha256"] == record["fit_source_sha256"]
+
+
+def test_record_fields(record):
+    cpu_runs = [run for run in record["runs"] if run["device"] == "cpu"]
+    assert len(cpu_runs) == 1
+    run = cpu_runs[0]
+    assert run["machine"]["cpu"] and run["machine"]["cores"] >= 1
+    assert run["machine"]["memory_gib"] > 0
+    assert set(run["versions"]) == {"jax", "jaxlib", "numpy", "torch", "pyPLNmodels"}
+    assert run["versions"]["pyPLNmodels"] == "1.0.10"
+    assert run["date"][:2] == "20"
+    roofline = run["roofline"]
+    for key in (
+        "flops_per_iteration",
+        "seconds_per_iteration",
+        "achieved_flops_per_s",
+        "matmul_float32_flops_per_s",
+        "memory_bytes_per_s",
+    ):
+        assert roofline[key] > 0
+    rows = [row for row in record["rows"] if row["device"] == "cpu"]
+    sizes = {row["repeats"] for row in rows}
+    assert 1 in sizes and sizes <= SIZES  # chapter 11 takes the reference bound from x1
+    assert {(row["tool"], row["repeats"]) for row in rows} == {
+        (tool, size) for tool in TOOLS for size in sizes
+    }
+    for row in rows:
+        assert row["rows"] == 116 * row["repeats"]
+        assert row["first_s_min"] > 0 and row["first_s"]
+        assert row["first_s_min"] == min(row["first_s"])
+        assert row["warm_s_min"] is None or row["warm_s_min"] == min(row["warm_s"])
+        assert row["neg_elbo"] > 0 and row["iterations"] > 0
+
+
+def test_bound_scales_with_repeats(record):
+    """Repeating the rows k times multiplies the optimal bound by k: per copy, each fit's
+    bound is the same at every size up to its own convergence (1e-4 relative)."""
+    for tool in TOOLS:
+        per_copy = [
+            row["neg_elbo_per_copy"]
+            for row in record["rows"]
+            if row["tool"] == tool and row["device"] == "cpu"
+        ]
+        assert max(per_copy) / min(per_copy) - 1 < 1e-4
