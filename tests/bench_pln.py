@@ -17,6 +17,7 @@ float64 at the parameters it returns, and the iterations.
 """
 
 import argparse
+import ast
 import datetime
 import hashlib
 import json
@@ -54,7 +55,10 @@ def fit_source(chapter=CHAPTER):
 
 
 def fit_source_sha256(chapter=CHAPTER):
-    return hashlib.sha256(fit_source(chapter).encode()).hexdigest()
+    """sha256 of the fit's syntax tree: a change of code changes it, reformatting does not
+    (line breaks, comments and how a long string is split leave the tree as it is)."""
+    tree = ast.dump(ast.parse(fit_source(chapter)), include_attributes=False)
+    return hashlib.sha256(tree.encode()).hexdigest()
 
 
 def book_namespace():
