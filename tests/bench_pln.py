@@ -11,7 +11,8 @@ The book's fit is not copied here: the code cells of chapters/11_pln_faster.ipyn
 
 For each size (the 116 oaks rows repeated 1, 10, 100, 1000 times) and each fit, every sample
 is a fresh Python process that loads the data, then times a first fit (compilation counted for
-JAX; torch has none) and warm fits. The two fits alternate, sample after sample. The record
+JAX; torch has none) and warm fits (by default none at x1000, where one pyPLNmodels fit takes
+minutes). The two fits alternate, sample after sample. The record
 keeps every sample, the bound each fit reaches evaluated by the book's `profiled_neg_elbo` in
 float64 at the parameters it returns, and the iterations.
 """
@@ -76,6 +77,16 @@ def oaks(repeats):
     counts = np.tile(read("counts.csv"), (repeats, 1))
     log_offsets = np.tile(np.log(read("offsets.csv")), (repeats, 1))
     return counts, log_offsets
+
+
+def oaks_data64(book, repeats):
+    """The book's PLNData of oaks x repeats with an intercept; call under enable_x64."""
+    import jax.numpy as jnp
+
+    counts, log_offsets = oaks(repeats)
+    return book["PLNData"](
+        jnp.asarray(counts), jnp.asarray(log_offsets), jnp.ones((counts.shape[0], 1))
+    )
 
 
 # ---------------------------------------------------------------- worker processes
@@ -215,13 +226,8 @@ def roofline(book, repeats, seconds_per_iteration):
     import jax
     import jax.numpy as jnp
 
-    counts, log_offsets = oaks(repeats)
     with jax.enable_x64(True):
-        data = book["PLNData"](
-            jnp.asarray(counts),
-            jnp.asarray(log_offsets),
-            jnp.ones((counts.shape[0], 1)),
-        )
+        data = oaks_data64(book, repeats)
         data32 = jax.tree.map(lambda leaf: leaf.astype(jnp.float32), data)
         state = book["offset_aware_start"](data32)
         total = {"flops": 0.0, "bytes accessed": 0.0, "transcendentals": 0.0}
@@ -248,7 +254,7 @@ def roofline(book, repeats, seconds_per_iteration):
     flops_rate = total["flops"] / seconds_per_iteration
     intensity = total["flops"] / total["bytes accessed"]
     return {
-        "rows": int(counts.shape[0]),
+        "rows": int(data.counts.shape[0]),
         "flops_per_iteration": total["flops"],
         "bytes_per_iteration": total["bytes accessed"],
         "transcendentals_per_iteration": total["transcendentals"],
@@ -277,19 +283,16 @@ def _timed(function, *args):
 
 
 def race(device, sizes, samples, warm):
+    """Time both fits at each size: samples[size] fresh processes each, warm[size] warm
+    fits in each process."""
     import jax
     import jax.numpy as jnp
 
     book = book_namespace()
     rows = []
     for repeats in sizes:
-        counts, log_offsets = oaks(repeats)
         with jax.enable_x64(True):
-            data = book["PLNData"](
-                jnp.asarray(counts),
-                jnp.asarray(log_offsets),
-                jnp.ones((counts.shape[0], 1)),
-            )
+            data = oaks_data64(book, repeats)
             log_factorial_sum = jnp.sum(book["log_factorial_stirling"](data.counts))
         n_samples = samples.get(repeats, 1)
         collected = {"jax": [], "pyPLNmodels": []}
@@ -299,7 +302,9 @@ def race(device, sizes, samples, warm):
             )
             for tool in order:
                 print(f"x{repeats} sample {sample + 1}/{n_samples}: {tool}", flush=True)
-                collected[tool].append(run_worker(tool, repeats, device, warm))
+                collected[tool].append(
+                    run_worker(tool, repeats, device, warm.get(repeats, 0))
+                )
         for tool, results in collected.items():
             params = results[-1]["params"]
             with jax.enable_x64(True):
@@ -317,7 +322,7 @@ def race(device, sizes, samples, warm):
                     "device": device,
                     "tool": tool,
                     "repeats": repeats,
-                    "rows": int(counts.shape[0]),
+                    "rows": int(data.counts.shape[0]),
                     "backend": results[-1]["backend"],
                     "first_s": [r["first_s"] for r in results],
                     "warm_s": warm_all,
@@ -357,13 +362,17 @@ def main():
         default="1:3,10:3,100:2,1000:1",
         help="fresh processes per size and fit, e.g. 1:3,1000:1",
     )
-    parser.add_argument("--warm", type=int, default=2, help="warm fits per process")
+    parser.add_argument(
+        "--warm",
+        default="1:2,10:2,100:2,1000:0",
+        help="warm fits per process and size (pyPLNmodels takes minutes a fit at x1000)",
+    )
     parser.add_argument("--worker", choices=("jax", "pyPLNmodels"))
     parser.add_argument("--rows", type=int)
     parser.add_argument("--params")
     args = parser.parse_args()
     if args.worker:
-        worker(args.worker, args.rows, args.device, args.warm, args.params)
+        worker(args.worker, args.rows, args.device, int(args.warm), args.params)
         return
     if args.device == "cpu":
         os.environ["CUDA_VISIBLE_DEVICES"] = ""
@@ -371,15 +380,17 @@ def main():
 
         jax.config.update("jax_platforms", "cpu")
     sizes = [int(size) for size in args.sizes.split(",")]
-    samples = {
-        int(k): int(v) for k, v in (item.split(":") for item in args.samples.split(","))
-    }
+    samples, warm = (
+        {int(k): int(v) for k, v in (item.split(":") for item in spec.split(","))}
+        for spec in (args.samples, args.warm)
+    )
     started = time.perf_counter()
-    rows = race(args.device, sizes, samples, args.warm)
+    rows = race(args.device, sizes, samples, warm)
     final = {row["repeats"]: row for row in rows if row["tool"] == "jax"}
     largest = max(final)
     # a warm fit's time per iteration, or the first fit's (compile included) when no warm fit ran
-    seconds = final[largest]["warm_s_min"] or final[largest]["first_s_min"]
+    timed = "warm" if final[largest]["warm_s_min"] else "first"
+    seconds = final[largest][f"{timed}_s_min"]
     seconds_per_iteration = seconds / final[largest]["iterations"]
     book = book_namespace()
     run = {
@@ -389,10 +400,13 @@ def main():
         "versions": versions(),
         "fit_source_sha256": fit_source_sha256(),
         "samples": samples,
-        "warm_fits_per_process": args.warm,
+        "warm_fits_per_process": warm,
         "bench_seconds": None,
         "roofline": roofline(book, largest, seconds_per_iteration),
     }
+    run["roofline"]["seconds_per_iteration_from"] = (
+        "a warm fit" if timed == "warm" else "the first fit, compilation included"
+    )
     run["bench_seconds"] = time.perf_counter() - started
     out = pathlib.Path(args.out)
     record = {"runs": [], "rows": []}
