@@ -51,7 +51,7 @@ def test_record_fields(record):
         assert roofline[key] > 0
     rows = [row for row in record["rows"] if row["device"] == "cpu"]
     sizes = {row["repeats"] for row in rows}
-    assert 1 in sizes and sizes <= SIZES  # chapter 11 takes the reference bound from x1
+    assert sizes == SIZES  # the race at every size; chapters 10-11 take the bound from x1
     assert {(row["tool"], row["repeats"]) for row in rows} == {
         (tool, size) for tool in TOOLS for size in sizes
     }
@@ -73,3 +73,36 @@ def test_bound_scales_with_repeats(record):
             if row["tool"] == tool and row["device"] == "cpu"
         ]
         assert max(per_copy) / min(per_copy) - 1 < 1e-4
+
+
+# The issue's targets on the 2-core build machine, compile counted: the book's first fit at
+# most this fraction of pyPLNmodels' (both measured in one `make bench` run).
+TARGETS = {100: 1 / 4, 1000: 1 / 8}
+MISSED = {
+    100: "missed: 12.4 s against 26.0 s (0.48) in the record of 2026-11-23; an iteration"
+    " runs below both roofs (chapter 11's roofline point), with about 3 s of compilation",
+}
+
+
+@pytest.mark.parametrize(
+    "repeats",
+    [
+        pytest.param(size, marks=pytest.mark.xfail(strict=True, reason=MISSED[size]))
+        if size in MISSED
+        else size
+        for size in sorted(TARGETS)
+    ],
+)
+def test_performance_target(record, repeats):
+    """A strict xfail marks a target the record misses: a record that meets it fails the
+    xfail, and MISSED must lose that size."""
+    rows = {
+        row["tool"]: row
+        for row in record["rows"]
+        if row["device"] == "cpu" and row["repeats"] == repeats
+    }
+    ratio = rows["jax"]["first_s_min"] / rows["pyPLNmodels"]["first_s_min"]
+    assert ratio <= TARGETS[repeats], (
+        f"x{repeats}: the book's first fit took {ratio:.3f} of pyPLNmodels' time, "
+        f"target {TARGETS[repeats]:.3f}"
+    )
