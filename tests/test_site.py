@@ -244,6 +244,16 @@ def check_phone(phone, html, name, screenshot=False):
     chapters.wait_for(state="hidden", timeout=5_000)
     if not screenshot:
         save_screenshot(page, f"{name}-390")
+    check_tables_keep_columns(page)
+
+
+def check_tables_keep_columns(page):
+    """Printed tables (cells tagged output-table) scroll sideways on a phone, unwrapped."""
+    styles = page.locator(".tag_output-table .cell_output pre").evaluate_all(
+        "els => els.map(e => [getComputedStyle(e).whiteSpace, getComputedStyle(e).overflowX])"
+    )
+    wrapped = [style for style in styles if style != ["pre", "auto"]]
+    assert not wrapped, f"printed tables that wrap or cannot scroll at 390 px: {wrapped}"
 
 
 def check_desktop_toggle(page):
@@ -367,6 +377,8 @@ def test_chapter_page(desktop, phone, built_site, path):
     assert page.locator("article .cell_output").count() == outputs
     assert page.locator("article .cell_output img").count() == figures
     check_images(page)
+    tables = sum(1 for c in code_cells(executed) if "output-table" in tags(c) and c["outputs"])
+    assert page.locator(".tag_output-table .cell_output").count() == tables
 
     colab = page.locator("a[href^='https://colab.research.google.com/']")
     assert colab.count() == 1, "one Colab launch button"
