@@ -135,6 +135,20 @@ RECORD = (
 RECORD_SIZES = [1024, 4095, 4096, 8192, 100_000]
 
 
+def _stirling_two_logs(counts):  # the PLN case study's old form: two logs of the counts
+    safe = counts + (counts == 0)
+    return 0.5 * jnp.log(2 * jnp.pi * safe) + safe * jnp.log(safe / jnp.e)
+
+
+def _stirling_one_log(counts):  # the form chapters 10 and 11 use now
+    safe = counts + (counts == 0)
+    log_safe = jnp.log(safe)
+    return 0.5 * (np.log(2 * np.pi) + log_safe) + safe * (log_safe - 1)
+
+
+STIRLING_FORMS = {"two_logs": _stirling_two_logs, "one_log": _stirling_one_log}
+
+
 def record_of_this_jax():
     """The jitted and eager sum of logs at each size, and the max/log1p variants at 8192."""
     sums = {}
@@ -152,6 +166,11 @@ def record_of_this_jax():
         }
         for name, (terms, _) in VARIANTS.items()
     }
+    counts = jnp.asarray(np.arange(8192, dtype=np.float32) % 50)
+    stirling = {
+        name: float(jax.jit(lambda c, f=form: jnp.sum(f(c)))(counts))
+        for name, form in STIRLING_FORMS.items()
+    }
     return {
         "jax": jax.__version__,
         "jaxlib": version("jaxlib"),
@@ -160,6 +179,7 @@ def record_of_this_jax():
         "backend": jax.default_backend(),
         "sum_of_logs": sums,
         "variants_8192": variants,
+        "stirling_8192_jitted": stirling,
     }
 
 
@@ -184,9 +204,20 @@ def test_newest_record():
         terms, first_log_twice = VARIANTS[name]
         np.testing.assert_allclose(values["eager"], terms(np, a64), rtol=1e-5)
         np.testing.assert_allclose(values["jitted"], first_log_twice(a64), rtol=1e-5)
+    safe = np.maximum(np.arange(8192) % 50, 1).astype(np.float64)
+    stirling64 = np.sum(0.5 * np.log(2 * np.pi * safe) + safe * (np.log(safe) - 1))
+    np.testing.assert_allclose(
+        record["stirling_8192_jitted"]["one_log"], stirling64, rtol=1e-5
+    )
+    assert record["stirling_8192_jitted"]["two_logs"] > 1.5 * stirling64
     # On the JAX that wrote it: the record is what this JAX computes now.
     if record["jax"] == jax.__version__ and record["machine"] == platform.machine():
         now = record_of_this_jax()
+        np.testing.assert_allclose(
+            list(now["stirling_8192_jitted"].values()),
+            list(record["stirling_8192_jitted"].values()),
+            rtol=1e-6,
+        )
         for key in ("sum_of_logs", "variants_8192"):
             for name, values in record[key].items():
                 for mode in ("jitted", "eager"):
