@@ -3,7 +3,7 @@
 Run `make bench` (it builds .venv-bench from requirements-bench.txt), or, where pyPLNmodels,
 torch and jax are already installed (e.g. a GPU machine with Python 3.12):
 
-    python tests/bench_pln.py --device cuda --out FILE --append
+    python benchmarks/bench_pln.py --device cuda --out FILE --append
 
 The book's fit is not copied here: the code cells of chapters/11_pln_faster.ipynb tagged
 `pln-fit` are executed, and the record stores a hash of their source
@@ -12,7 +12,11 @@ The book's fit is not copied here: the code cells of chapters/11_pln_faster.ipyn
 For each size (the 116 oaks rows repeated 1, 10, 100, 1000 times) and each fit, every sample
 is a fresh Python process that loads the data, then times a first fit (compilation counted for
 JAX; torch has none) and warm fits (by default none at x1000, where one pyPLNmodels fit takes
-minutes). The two fits alternate, sample after sample. The record
+minutes). For JAX, two more fresh processes share a new persistent compilation cache: the
+first fills it, the second's first fit is the *cached* time (a user who fits again tomorrow).
+A warm JAX fit is also timed stopped at its first iteration at or below the reference's bound
+(the record's pyPLNmodels bound at x1, per copy): the time to a matched bound. The two fits
+alternate, sample after sample. The record
 keeps every sample, the bound each fit reaches evaluated by the book's `profiled_neg_elbo` in
 float64 at the parameters it returns, and the iterations.
 """
@@ -56,10 +60,14 @@ def fit_source(chapter=CHAPTER):
 
 
 def fit_source_sha256(chapter=CHAPTER):
-    """sha256 of the fit's syntax tree: a change of code changes it, reformatting does not
-    (line breaks, comments and how a long string is split leave the tree as it is)."""
-    tree = ast.dump(ast.parse(fit_source(chapter)), include_attributes=False)
-    return hashlib.sha256(tree.encode()).hexdigest()
+    """sha256 of the fit's top-level statements' syntax trees, sorted: a change of code
+    changes it; reformatting (line breaks, comments, how a long string is split) and
+    moving the cells or definitions around the chapter do not."""
+    statements = sorted(
+        ast.dump(statement, include_attributes=False)
+        for statement in ast.parse(fit_source(chapter)).body
+    )
+    return hashlib.sha256("\n".join(statements).encode()).hexdigest()
 
 
 def book_namespace():
@@ -92,16 +100,20 @@ def oaks_data64(book, repeats):
 # ---------------------------------------------------------------- worker processes
 
 
-def worker(tool, repeats, device, warm, params_file):
+def worker(tool, repeats, device, warm, params_file, cache_dir=None, target=None):
     """Run in a fresh process: time one first fit and `warm` warm fits; print JSON."""
     import numpy as np
 
     counts, log_offsets = oaks(repeats)
+    extra = {}
     if tool == "jax":
         import jax
 
         if device == "cpu":
             jax.config.update("jax_platforms", "cpu")
+        if cache_dir:
+            jax.config.update("jax_compilation_cache_dir", cache_dir)
+            jax.config.update("jax_persistent_cache_min_compile_time_secs", 0)
         book = book_namespace()
 
         def run():
@@ -134,8 +146,12 @@ def worker(tool, repeats, device, warm, params_file):
     seconds = []
     for _ in range(1 + warm):
         start = time.perf_counter()
-        _, mean, variance, iterations = run()
+        result, mean, variance, iterations = run()
         seconds.append(time.perf_counter() - start)
+    if tool == "jax" and target is not None and warm:
+        extra = matched_bound_seconds(
+            book, result, counts, log_offsets, target * repeats
+        )
     np.savez(params_file, latent_mean=mean, latent_variance=variance)
     print(
         json.dumps(
@@ -144,12 +160,38 @@ def worker(tool, repeats, device, warm, params_file):
                 "warm_s": seconds[1:],
                 "iterations": iterations,
                 "backend": backend,
+                **extra,
             }
         )
     )
 
 
-def run_worker(tool, repeats, device, warm):
+def matched_bound_seconds(book, result, counts, log_offsets, target):
+    """Warm seconds of the book's compiled fit stopped at its first iteration at or below
+    target (best of 3), and that iteration; {} when the fit never gets there."""
+    import jax
+    import jax.numpy as jnp
+    import numpy as np
+
+    hits = np.nonzero(result.trace <= target)[0]
+    if not hits.size:
+        return {}
+    iterations = int(hits[0])
+    with jax.enable_x64(True):
+        data = book["PLNData"](
+            jnp.asarray(counts),
+            jnp.asarray(log_offsets),
+            jnp.ones((counts.shape[0], 1)),
+        )
+        times = []
+        for _ in range(3):
+            start = time.perf_counter()
+            jax.block_until_ready(book["fit_anderson"](data, book["TOL"], iterations))
+            times.append(time.perf_counter() - start)
+    return {"to_bound_s": min(times), "to_bound_iterations": iterations}
+
+
+def run_worker(tool, repeats, device, warm, cache_dir=None, target=None):
     with tempfile.TemporaryDirectory() as folder:
         params_file = os.path.join(folder, "params.npz")
         command = [
@@ -166,6 +208,10 @@ def run_worker(tool, repeats, device, warm):
             "--params",
             params_file,
         ]
+        if cache_dir:
+            command += ["--cache-dir", cache_dir]
+        if target is not None:
+            command += ["--target", repr(target)]
         env = dict(os.environ)
         if device == "cpu":
             env["CUDA_VISIBLE_DEVICES"] = ""
@@ -220,26 +266,37 @@ def versions():
     }
 
 
-def roofline(book, repeats, seconds_per_iteration):
-    """FLOPs and bytes of one iteration of the final fit (XLA's cost analysis of one sweep
-    and one float64 bound), the machine's float32 matmul rate and memory bandwidth."""
+def roofline(book, repeats):
+    """FLOPs and bytes of one iteration of the final fit (XLA's cost analysis of one
+    compiled fit_step: bound, sweep, rescale, Anderson), the warm time of that same
+    compiled step (no compilation), and the machine's float32 matmul rate and memory
+    bandwidth, all measured in this process."""
     import jax
     import jax.numpy as jnp
 
     with jax.enable_x64(True):
         data = oaks_data64(book, repeats)
-        data32 = jax.tree.map(lambda leaf: leaf.astype(jnp.float32), data)
-        state = book["offset_aware_start"](data32)
-        total = {"flops": 0.0, "bytes accessed": 0.0, "transcendentals": 0.0}
+        problem, carry, log_factorial_sum = book["fit_start"](data)
+        carry = jax.tree.map(jnp.copy, carry)  # distinct buffers, so it can be donated
         with jax.default_matmul_precision("highest"):
-            sweep = jax.jit(book["pln_sweep"]).lower(state, data32).compile()
-        state64 = tuple(leaf.astype(jnp.float64) for leaf in state)
-        bound = jax.jit(book["profiled_neg_elbo"]).lower(*state64, data, 0.0).compile()
-        for compiled in (sweep, bound):
-            analysis = compiled.cost_analysis()
-            analysis = analysis[0] if isinstance(analysis, list) else analysis
-            for key in total:
-                total[key] += float(analysis.get(key, 0.0))
+            step = jax.jit(book["fit_step"], donate_argnums=0)
+            compiled = step.lower(carry, problem, data, log_factorial_sum).compile()
+        analysis = compiled.cost_analysis()
+        analysis = analysis[0] if isinstance(analysis, list) else analysis
+        total = {
+            key: float(analysis.get(key, 0.0))
+            for key in ("flops", "bytes accessed", "transcendentals")
+        }
+        carry = compiled(carry, problem, data, log_factorial_sum)  # warm up
+        jax.block_until_ready(carry)
+        step_seconds = []
+        for _ in range(5):  # each step from the previous one's (donated) carry
+            start = time.perf_counter()
+            carry = jax.block_until_ready(
+                compiled(carry, problem, data, log_factorial_sum)
+            )
+            step_seconds.append(time.perf_counter() - start)
+    seconds_per_iteration = min(step_seconds)
     size = 2048
     a = jnp.ones((size, size), jnp.float32)
     matmul = jax.jit(lambda a: a @ a)
@@ -273,9 +330,11 @@ def roofline(book, repeats, seconds_per_iteration):
         "ridge_intensity": matmul_rate / bandwidth,
         "bandwidth_bound_flops_per_s": min(matmul_rate, intensity * bandwidth),
         "bandwidth_probe": "x * 2 of 256 MiB of float32, in place (donated)",
-        "note": "FLOPs and bytes from XLA's cost analysis of one pln_sweep (float32) "
-        "and one profiled_neg_elbo (float64); the Anderson combination is "
-        "left out; np.spacing-sized work such as exp counts as transcendentals",
+        "step_seconds": step_seconds,
+        "seconds_per_iteration_from": "the best of 5 warm runs of the compiled fit_step",
+        "note": "FLOPs, bytes and transcendentals (exp, log) from XLA's cost analysis "
+        "of one compiled fit_step (the float64 bound, the float32 sweep and rescale, "
+        "the Anderson combination)",
     }
 
 
@@ -290,9 +349,10 @@ def _timed(function, *args):
 # ---------------------------------------------------------------- the race
 
 
-def race(device, sizes, samples, warm):
+def race(device, sizes, samples, warm, target=None):
     """Time both fits at each size: samples[size] fresh processes each, warm[size] warm
-    fits in each process."""
+    fits in each process; for JAX also a fit in a second process with the persistent
+    compilation cache, and (given the reference's bound per copy) the time to it."""
     import jax
     import jax.numpy as jnp
 
@@ -311,8 +371,15 @@ def race(device, sizes, samples, warm):
             for tool in order:
                 print(f"x{repeats} sample {sample + 1}/{n_samples}: {tool}", flush=True)
                 collected[tool].append(
-                    run_worker(tool, repeats, device, warm.get(repeats, 0))
+                    run_worker(
+                        tool, repeats, device, warm.get(repeats, 0), None, target
+                    )
                 )
+                if tool == "jax":  # a new cache: one process fills it, the next uses it
+                    with tempfile.TemporaryDirectory() as cache_dir:
+                        run_worker(tool, repeats, device, 0, cache_dir)
+                        cached = run_worker(tool, repeats, device, 0, cache_dir)
+                    collected[tool][-1]["cached_s"] = cached["first_s"]
         for tool, results in collected.items():
             params = results[-1]["params"]
             with jax.enable_x64(True):
@@ -325,6 +392,8 @@ def race(device, sizes, samples, warm):
                     )
                 )
             warm_all = [s for r in results for s in r["warm_s"]]
+            cached_all = [r["cached_s"] for r in results if "cached_s" in r]
+            to_bound = [r["to_bound_s"] for r in results if "to_bound_s" in r]
             rows.append(
                 {
                     "device": device,
@@ -336,6 +405,10 @@ def race(device, sizes, samples, warm):
                     "warm_s": warm_all,
                     "first_s_min": min(r["first_s"] for r in results),
                     "warm_s_min": min(warm_all) if warm_all else None,
+                    "cached_s": cached_all,
+                    "cached_s_min": min(cached_all) if cached_all else None,
+                    "to_bound_s_min": min(to_bound) if to_bound else None,
+                    "to_bound_iterations": results[-1].get("to_bound_iterations"),
                     "iterations": results[-1]["iterations"],
                     "neg_elbo": bound,
                     "neg_elbo_per_copy": bound / repeats,
@@ -355,18 +428,7 @@ def race(device, sizes, samples, warm):
     return rows
 
 
-def iteration_seconds(rows):
-    """The largest size, and the book's seconds per iteration there: a warm fit's, or the
-    first fit's (compilation included) where no warm fit ran."""
-    final = {row["repeats"]: row for row in rows if row["tool"] == "jax"}
-    largest = max(final)
-    timed = "warm" if final[largest]["warm_s_min"] else "first"
-    seconds = final[largest][f"{timed}_s_min"] / final[largest]["iterations"]
-    label = "a warm fit" if timed == "warm" else "the first fit, compilation included"
-    return largest, seconds, label
-
-
-def remeasure_roofline(device, out):
+def remeasure_roofline(device, out, repeats):
     """Measure the roofline point again (FLOPs, bytes, the machine's rates) for the
     record's race on this device, which stays as it was; the run notes the date."""
     record = json.loads(out.read_text())
@@ -374,10 +436,7 @@ def remeasure_roofline(device, out):
     assert run["fit_source_sha256"] == fit_source_sha256(), (
         "the fit changed: make bench"
     )
-    rows = [row for row in record["rows"] if row["device"] == device]
-    largest, seconds_per_iteration, timed = iteration_seconds(rows)
-    run["roofline"] = roofline(book_namespace(), largest, seconds_per_iteration)
-    run["roofline"]["seconds_per_iteration_from"] = timed
+    run["roofline"] = roofline(book_namespace(), repeats)
     run["roofline_date"] = datetime.datetime.now(datetime.UTC).isoformat(
         timespec="seconds"
     )
@@ -396,6 +455,11 @@ def main():
     )
     parser.add_argument("--sizes", default="1,10,100,1000")
     parser.add_argument(
+        "--keep-other-sizes",
+        action="store_true",
+        help="with --append: keep this device's rows of the sizes not run now",
+    )
+    parser.add_argument(
         "--samples",
         default="1:3,10:3,100:2,1000:1",
         help="fresh processes per size and fit, e.g. 1:3,1000:1",
@@ -410,12 +474,28 @@ def main():
         action="store_true",
         help="measure the roofline point again for the record's rows of this device",
     )
+    parser.add_argument(
+        "--roofline-rows",
+        type=int,
+        default=1000,
+        help="the repeats of oaks at which the roofline point is measured",
+    )
     parser.add_argument("--worker", choices=("jax", "pyPLNmodels"))
     parser.add_argument("--rows", type=int)
     parser.add_argument("--params")
+    parser.add_argument("--cache-dir")
+    parser.add_argument("--target", type=float)
     args = parser.parse_args()
     if args.worker:
-        worker(args.worker, args.rows, args.device, int(args.warm), args.params)
+        worker(
+            args.worker,
+            args.rows,
+            args.device,
+            int(args.warm),
+            args.params,
+            args.cache_dir,
+            args.target,
+        )
         return
     if args.device == "cpu":
         os.environ["CUDA_VISIBLE_DEVICES"] = ""
@@ -428,11 +508,16 @@ def main():
         for spec in (args.samples, args.warm)
     )
     if args.roofline_only:
-        remeasure_roofline(args.device, pathlib.Path(args.out))
+        remeasure_roofline(args.device, pathlib.Path(args.out), args.roofline_rows)
         return
     started = time.perf_counter()
-    rows = race(args.device, sizes, samples, warm)
-    largest, seconds_per_iteration, timed = iteration_seconds(rows)
+    out = pathlib.Path(args.out)
+    target = None  # the reference's bound per copy, from the record, for matched bounds
+    if out.exists():
+        for row in json.loads(out.read_text())["rows"]:
+            if row["tool"] == "pyPLNmodels" and row["repeats"] == 1:
+                target = row["neg_elbo_per_copy"]
+    rows = race(args.device, sizes, samples, warm, target)
     book = book_namespace()
     run = {
         "device": args.device,
@@ -443,16 +528,19 @@ def main():
         "samples": samples,
         "warm_fits_per_process": warm,
         "bench_seconds": None,
-        "roofline": roofline(book, largest, seconds_per_iteration),
+        "roofline": roofline(book, args.roofline_rows),
     }
-    run["roofline"]["seconds_per_iteration_from"] = timed
     run["bench_seconds"] = time.perf_counter() - started
-    out = pathlib.Path(args.out)
     record = {"runs": [], "rows": []}
     if args.append and out.exists():
         record = json.loads(out.read_text())
         record["runs"] = [r for r in record["runs"] if r["device"] != args.device]
-        record["rows"] = [r for r in record["rows"] if r["device"] != args.device]
+        record["rows"] = [
+            r
+            for r in record["rows"]
+            if r["device"] != args.device
+            or (args.keep_other_sizes and r["repeats"] not in sizes)
+        ]
     record["fit_source_sha256"] = run["fit_source_sha256"]
     record["runs"].append(run)
     record["rows"].extend(rows)
