@@ -104,7 +104,9 @@ def requirement_pins(file="requirements.txt"):
         if line.startswith(("-r ", "--requirement ")):
             included = (path.parent / line.split(None, 1)[1].strip()).relative_to(ROOT)
             for name, version in requirement_pins(included.as_posix()).items():
-                assert pins.setdefault(name, version) == version, f"{file}: {name} pinned twice"
+                assert pins.setdefault(name, version) == version, (
+                    f"{file}: {name} pinned twice"
+                )
             continue
         name, sep, version = line.partition("==")
         assert sep, f"{file}: {line!r} is not pinned with =="

@@ -25,7 +25,10 @@ import pytest
 from nbmake.pytest_items import NotebookItem
 
 LIMIT_S = float(os.environ.get("BOOK_NOTEBOOK_LIMIT_S", "300"))
-_times: dict[str, tuple[float, float]] = {}
+_times: dict[str, tuple[float, float]] = {}  # measured in this process
+_table: dict[
+    str, tuple[float, float]
+] = {}  # reported to this process (xdist: by workers)
 
 
 def children_cpu_seconds():
@@ -64,10 +67,27 @@ def pytest_runtest_call(item):
     return result
 
 
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item, call):
+    """Send the times with the test's report, so that pytest-xdist's workers pass them on."""
+    report = yield
+    if call.when == "call" and item.nodeid in _times:
+        report.user_properties.append(("notebook_times", _times.pop(item.nodeid)))
+    return report
+
+
+def pytest_runtest_logreport(report):
+    for name, value in report.user_properties:
+        if name == "notebook_times":
+            _table[report.nodeid] = tuple(value)
+
+
 def pytest_terminal_summary(terminalreporter):
-    if not _times:
+    if not _table:
         return
-    terminalreporter.section("notebook times: wall-clock (reported) and kernel CPU (limited)")
+    terminalreporter.section(
+        "notebook times: wall-clock (reported) and kernel CPU (limited)"
+    )
     terminalreporter.write_line(f"{'wall':>9}  {'CPU':>9}  (limit {LIMIT_S:.0f} CPU s)")
-    for nodeid, (wall, cpu) in _times.items():
+    for nodeid, (wall, cpu) in _table.items():
         terminalreporter.write_line(f"{wall:7.1f} s  {cpu:7.1f} s  {nodeid}")

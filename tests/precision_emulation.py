@@ -25,7 +25,10 @@ import numpy as np
 from jax import lax
 from jax._src.interpreters import mlir as _mlir
 
-MANTISSA_BITS = {"bfloat16": {None: 7, "high": 10}, "tensorfloat32": {None: 10, "high": 10}}
+MANTISSA_BITS = {
+    "bfloat16": {None: 7, "high": 10},
+    "tensorfloat32": {None: 10, "high": 10},
+}
 _state = {"mode": None, "enabled": True}
 
 
@@ -33,9 +36,13 @@ def _level(precision):
     """None (default), 'high', or 'exact' for a dot_general's canonical precision parameter."""
     if precision is None:
         return None
-    if isinstance(precision, tuple) and all(isinstance(p, lax.Precision) for p in precision):
+    if isinstance(precision, tuple) and all(
+        isinstance(p, lax.Precision) for p in precision
+    ):
         finest = max(precision, key=lambda p: p.value)
-        return {lax.Precision.DEFAULT: None, lax.Precision.HIGH: "high"}.get(finest, "exact")
+        return {lax.Precision.DEFAULT: None, lax.Precision.HIGH: "high"}.get(
+            finest, "exact"
+        )
     return "exact"  # a DotAlgorithm or preset states its own arithmetic
 
 
@@ -43,7 +50,9 @@ def _round_operand(ctx, index, value, bits):
     aval = ctx.avals_in[index]
     if aval.dtype != np.float32:
         return value
-    rounding = functools.partial(lax.reduce_precision, exponent_bits=8, mantissa_bits=bits)
+    rounding = functools.partial(
+        lax.reduce_precision, exponent_bits=8, mantissa_bits=bits
+    )
     sub_ctx = ctx.replace(primitive=None, avals_in=[aval], avals_out=[aval])
     (rounded,) = _mlir.lower_fun(rounding, multiple_results=False)(sub_ctx, value)
     return rounded
