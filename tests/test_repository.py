@@ -138,6 +138,17 @@ def test_test_workflow_runs_ci_on_push_and_pull_request():
     assert any(s.get("run", "").strip() == ".ci/run" for s in steps(flow))
 
 
+def test_test_workflow_names_a_browser_the_runner_has():
+    """On GitHub's Ubuntu runners the browser test drives the image's Google Chrome
+    (BOOK_BROWSER), not apt's chromium, which is a snap wrapper there."""
+    from tests.test_site import BROWSERS
+
+    (step,) = [
+        s for s in steps(workflow("test.yml")) if s.get("run", "").strip() == ".ci/run"
+    ]
+    assert step.get("env", {}).get("BOOK_BROWSER") in BROWSERS
+
+
 def test_publish_workflow_deploys_the_site_from_main():
     flow = workflow("publish.yml")
     assert triggers(flow)["push"]["branches"] == ["main"]
