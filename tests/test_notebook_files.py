@@ -64,7 +64,7 @@ def test_numbered_chapters_are_in_reading_order():
 
 
 def strip_arguments():
-    """The nbstripout hook's arguments in .pre-commit-config.yaml (README's command uses them)."""
+    """The nbstripout hook's arguments in .pre-commit-config.yaml (CONTRIBUTING.md's command uses them)."""
     import yaml
 
     config = yaml.safe_load((ROOT / ".pre-commit-config.yaml").read_text())
@@ -96,9 +96,18 @@ def stripped_keys():
     return NBSTRIPOUT_DEFAULT_KEYS + extra
 
 
+def test_contributing_strips_as_the_hook_does():
+    """CONTRIBUTING.md's strip command passes the pre-commit hook's arguments."""
+    args = strip_arguments()
+    command = (
+        f'nbstripout --keep-id --extra-keys "{args[args.index("--extra-keys") + 1]}"'
+    )
+    assert "--keep-id" in args and command in (ROOT / "CONTRIBUTING.md").read_text()
+
+
 @notebook_params
 def test_stored_without_outputs(path):
-    """Stored as the strip command leaves it (README.md): no outputs, counts, run or Colab metadata."""
+    """Stored as the strip command leaves it (CONTRIBUTING.md): no outputs, counts, run or Colab metadata."""
     notebook = load_notebook(path)
     for key in stripped_keys():
         namespace, name = key.split(".", 1)
@@ -138,7 +147,9 @@ def test_strip_command_changes_nothing(path):
         keep_id="--keep-id" in args,
         extra_keys=stripped_keys(),
     )
-    assert nbformat.writes(stripped) == before, "strip it with README.md's command"
+    assert nbformat.writes(stripped) == before, (
+        "strip it with CONTRIBUTING.md's command"
+    )
 
 
 @notebook_params
@@ -293,3 +304,22 @@ def test_each_notebook_ends_with_a_link_to_the_next_page():
         assert last_line.startswith("Next:") and f"]({target}." in last_line, (
             f"{path.name} should end with 'Next: [...]({target}...)', not {last_line!r}"
         )
+
+
+IMAGE_FILE = re.compile(r"\S*\.(png|svg|jpe?g|gif|webp|pdf)", re.IGNORECASE)
+
+
+@notebook_params
+def test_figure_alt_text_is_not_a_file_name(path):
+    """A figure's alt text (a code cell's metadata mystnb.image.alt, a Markdown image's
+    ![alt](...) or :alt:) says what it shows, not which file it is."""
+    for index, cell in enumerate(load_notebook(path)["cells"]):
+        image = cell.get("metadata", {}).get("mystnb", {}).get("image", {})
+        alts = [image.get("alt", "")] if isinstance(image, dict) else []
+        if cell["cell_type"] == "markdown":
+            alts += re.findall(r"!\[([^\]]*)\]\(", source(cell))
+            alts += re.findall(r"^:alt:(.*)$", source(cell), re.MULTILINE)
+        for alt in alts:
+            assert not IMAGE_FILE.fullmatch(alt.strip()), (
+                f"cell {index}: alt text {alt!r}"
+            )

@@ -186,6 +186,14 @@ def test_licences_and_guide_are_in_the_repository():
         assert f"]({name})" in readme, f"README.md does not link {name}"
 
 
+def test_readme_is_a_landing_page():
+    """The README says what the book is and gives the two commands; the rest is in
+    CONTRIBUTING.md."""
+    readme = (ROOT / "README.md").read_text()
+    assert len(readme.splitlines()) <= 50
+    assert "make book" in readme and "make test" in readme
+
+
 @pytest.mark.parametrize("name", ["README.md", "CONTRIBUTING.md"])
 def test_docs_link_nothing_outside_the_repository(name):
     text = re.sub(r"```.*?```", "", (ROOT / name).read_text(), flags=re.DOTALL)
