@@ -40,7 +40,7 @@ check_python = @$(1) -c 'import sys, venv; sys.exit(sys.version_info[:2] != tupl
 # The checks that execute nothing (make check; make test runs them too)
 STATIC_TESTS := tests/test_notebook_files.py tests/test_format.py tests/test_repository.py \
 	tests/test_shared_helpers.py tests/test_paths.py tests/test_oaks_download.py \
-	tests/test_pln_bench_record.py
+	tests/test_pln_bench_record.py tests/test_site_cache.py
 
 # The notebook that `make test-chapter CH=04` means: chapters/04*.ipynb (CH=appendix_numerics works too)
 CHAPTER = $(wildcard chapters/$(CH)*.ipynb)

@@ -16,6 +16,7 @@ the source's. A file lock serialises writers (pytest-xdist runs several at once)
 import contextlib
 import fcntl
 import importlib.util
+import time
 
 import nbformat
 import pytest
@@ -49,7 +50,7 @@ def cache_lock():
         yield
 
 
-def store(path, executed, seconds):
+def store(path, executed, seconds, cache=EXECUTION_CACHE):
     """Cache `executed` (nbmake's run of `path`) as the site build's run of `path`."""
     from jupyter_cache import get_cache
     from jupyter_cache.base import CacheBundleIn
@@ -65,7 +66,7 @@ def store(path, executed, seconds):
     if "language_info" in executed.metadata:
         notebook.metadata.language_info = executed.metadata.language_info
     with cache_lock():
-        get_cache(str(EXECUTION_CACHE)).cache_notebook_bundle(
+        get_cache(str(cache)).cache_notebook_bundle(
             CacheBundleIn(notebook, str(path), data={"execution_seconds": seconds}),
             check_validity=False,
             overwrite=True,
@@ -79,8 +80,6 @@ def pytest_runtest_call(item):
     path = (item.config.rootpath / item.filename).resolve()
     if path.parent != CHAPTERS:
         return (yield)
-    import time
-
     start = time.perf_counter()
     result = yield  # raises if a cell failed: nothing is stored
     run = _runs.pop(str(item.config.rootpath / item.filename), None)
