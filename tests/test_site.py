@@ -103,10 +103,8 @@ def test_errors_only_where_tagged(built_site, path):
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.name for p in NOTEBOOKS])
 def test_no_cell_shows_a_deprecation_warning(built_site, path):
-    """A chapter teaches the current API: no output of the published build mentions a deprecation.
-
-    (tests/test_precision_emulation.py also turns DeprecationWarning into an error in every cell.)
-    """
+    """A chapter teaches the current API: no output of the built site mentions a
+    deprecation."""
     executed = executed_notebook(path)
     for index, cell in enumerate(code_cells(executed)):
         for output in cell["outputs"]:
