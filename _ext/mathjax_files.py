@@ -1,10 +1,12 @@
-"""Sphinx extension: copy MathJax's files into the site as mathjax/, from wherever Python has them.
+"""Sphinx extension: copy MathJax's files into the site as mathjax/, from wherever
+Python has them.
 
-MathJax 3.2.2 comes from the pinned django-static-mathjax package (requirements.txt). Its
-files are added to `html_extra_path` (copied into the site as they are, not loaded into every
-page as a static path's scripts would be), found through the installed package, so the build
-works from any environment and Python version. _config.yml's `mathjax_path` points the pages
-at the site's own mathjax/es5/tex-mml-chtml.js: an offline reader still sees typeset math.
+MathJax 3.2.2 comes from the pinned django-static-mathjax package (requirements.txt).
+Its files are added to `html_extra_path` (copied into the site as they are, not loaded
+into every page as a static path's scripts would be), found through the installed
+package, so the build works from any environment and Python version. _config.yml's
+`mathjax_path` points the pages at the site's own mathjax/es5/tex-mml-chtml.js: an
+offline reader still sees typeset math.
 """
 
 from pathlib import Path

@@ -1,16 +1,18 @@
-"""pytest plugin: each notebook nbmake executes successfully goes into the site's execution cache.
+"""pytest plugin: each notebook nbmake executes successfully goes into the site's
+execution cache.
 
-The site build (`jupyter-book build`, execute_notebooks: cache) reuses a notebook's outputs
-from `_build/.jupyter_cache` when the cache holds a run of the same code (jupyter-cache
-matches the code cells' source and metadata and the kernelspec). nbmake executes each chapter
-as the build would (same kernel, the notebook's folder as working directory, 300 s per cell,
-errors only in cells tagged `raises-exception`), so its run is stored there and the build
-renders it instead of executing the chapter a second time.
+The site build (`jupyter-book build`, execute_notebooks: cache) reuses a notebook's
+outputs from `_build/.jupyter_cache` when the cache holds a run of the same code
+(jupyter-cache matches the code cells' source and metadata and the kernelspec). nbmake
+executes each chapter as the build would (same kernel, the notebook's folder as working
+directory, 300 s per cell, errors only in cells tagged `raises-exception`), so its run
+is stored there and the build renders it instead of executing the chapter a second time.
 
-Stored only where the site is built: in an environment with jupyter-cache (the main leg's
-.venv; .venv-newest has no jupyter-cache, so the newest leg stores nothing). The stored
-notebook is the source notebook with the run's outputs and execution counts, so its hash is
-the source's. A file lock serialises writers (pytest-xdist runs several at once).
+Stored only where the site is built: in an environment with jupyter-cache (the main
+leg's .venv; .venv-newest has no jupyter-cache, so the newest leg stores nothing). The
+stored notebook is the source notebook with the run's outputs and execution counts, so
+its hash is the source's. A file lock serialises writers (pytest-xdist runs several at
+once).
 """
 
 import contextlib

@@ -1,13 +1,13 @@
 """Every file path that the repository's own docs and comments name exists.
 
-Scanned: the tracked text files (Markdown, Python, YAML, TOML, requirements, the Makefile,
-.ci/run, the site's templates and scripts, and the notebooks' cells). A path with a folder
-(`tests/book.py`, `../_build/x`, `data/oaks/counts.csv`) must exist relative to the repository,
-the file's folder or chapters/ (where the notebooks run); a bare file name
-(`requirements-newest.txt`) must be the name of a file in the repository, unless it is one
-that the build or the tests write (GENERATED); an environment (`.venv...`) must be one that
-the Makefile creates; and no path points outside the repository into this machine
-(`/work/...`, `/home/...`). URLs are not paths.
+Scanned: the tracked text files (Markdown, Python, YAML, TOML, requirements, the
+Makefile, .ci/run, the site's templates and scripts, and the notebooks' cells). A path
+with a folder (`tests/book.py`, `../_build/x`, `data/oaks/counts.csv`) must exist
+relative to the repository, the file's folder or chapters/ (where the notebooks run); a
+bare file name (`requirements-newest.txt`) must be the name of a file in the repository,
+unless it is one that the build or the tests write (GENERATED); an environment
+(`.venv...`) must be one that the Makefile creates; and no path points outside the
+repository into this machine (`/work/...`, `/home/...`). URLs are not paths.
 """
 
 import re
@@ -34,7 +34,8 @@ EXTENSIONS = r"(?:py|ipynb|md|txt|ya?ml|toml|json|js|css|csv|bib|cfg)"
 WITH_FOLDER = re.compile(
     rf"(?<![\w/.@~$-])((?:\.{{1,2}}/)*(?:[\w.-]+/)+[\w.-]+\.{EXTENSIONS})(?![\w/])"
 )
-# Bare names of the repository's own kinds of files (a notebook may name the scripts it writes).
+# Bare names of the repository's own kinds of files (a notebook may name scripts it
+# writes).
 BARE = re.compile(
     r"(?<![\w/.@~$-])(requirements[\w-]*\.txt|test_\w+\.py|\d\d_\w+\.ipynb|appendix_\w+\.ipynb"
     r"|[A-Z]+\.md|[\w-]+\.toml|\.pre-commit-config\.yaml|_(?:config|toc)\.yml)(?![\w/.])"

@@ -1,10 +1,10 @@
 """Helpers copied between notebooks come from one source: chapters/_shared/*.py.
 
 Every copy of a shared helper in chapters/*.ipynb is its source's text (`python
-chapters/_shared/sync.py` writes them); each shared helper is used by two or more notebooks; any
-other top-level def or class defined in two or more notebooks is a shared helper or is listed
-in sync.py's MAY_DIFFER with the reason it differs (and still differs); no chapter defines a
-helper under a name a shared helper replaced.
+chapters/_shared/sync.py` writes them); each shared helper is used by two or more
+notebooks; any other top-level def or class defined in two or more notebooks is a shared
+helper or is listed in sync.py's MAY_DIFFER with the reason it differs (and still
+differs); no chapter defines a helper under a name a shared helper replaced.
 """
 
 import importlib.util
@@ -56,7 +56,8 @@ def test_every_copy_is_its_source():
 
 @pytest.mark.parametrize("name", sorted(SHARED))
 def test_shared_helper_is_shared(name):
-    """A helper that one notebook or none uses belongs in that chapter, not in _shared."""
+    """A helper that one notebook or none uses belongs in that chapter, not in
+    _shared."""
     users = sync.usage(SHARED)[name]
     assert len(users) >= 2, f"{name} is used by {users or 'no notebook'}"
 
@@ -96,7 +97,8 @@ def test_no_chapter_redefines_a_shared_helper_under_an_old_name(helper):
 
 
 def test_every_notebook_parses():
-    """Each code cell is Python (magics aside): the copies above are found by parsing."""
+    """Each code cell is Python (magics aside): the copies above are found by
+    parsing."""
     for path in NOTEBOOKS:
         for index, cell in enumerate(code_cells(load_notebook(path))):
             try:

@@ -1,5 +1,6 @@
 """A run stored by tests/site_cache.py is the one the site build finds: jupyter-cache
-matches it to the stored (unexecuted) notebook, as myst-nb does, and merges its outputs in."""
+matches it to the stored (unexecuted) notebook, as myst-nb does, and merges its outputs
+in."""
 
 import copy
 

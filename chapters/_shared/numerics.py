@@ -1,6 +1,7 @@
-"""The measured rounding of float32 matmul inputs (chapters 4 and 6 derive tolerances from it).
+"""The measured rounding of float32 matmul inputs (chapters 4 and 6 derive tolerances
+from it).
 
-The source of the copies in the notebooks: edit here, then run `python chapters/_shared/sync.py`.
+The source of the copies in the notebooks: edit here, then run `make sync`.
 """
 
 import jax

@@ -1,8 +1,8 @@
 """The case study's data, model and record, shared by chapters 10 and 11.
 
-The source of the copies in the notebooks: edit here, then run `python chapters/_shared/sync.py`.
-OAKS_DIR, OAKS_URL and BENCH_URL are each chapter's own constants (where the data and the
-race's record are read from), defined in the cell before the helper.
+The source of the copies in the notebooks: edit here, then run `make sync`. OAKS_DIR,
+OAKS_URL and BENCH_URL are each chapter's own constants (where the data and the race's
+record are read from), defined in the cell before the helper.
 """
 
 import csv

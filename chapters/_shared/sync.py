@@ -1,12 +1,13 @@
 """Write the book's shared helpers into the notebooks that use them.
 
-Each notebook runs alone in Colab, so a helper that several chapters need is copied into each
-of them. The one source of each copy is a top-level `def` or `class` in a module of this folder
-(chapters/_shared/*.py; their imports are there for linting and are not copied). This script
-finds, in every chapters/*.ipynb code cell, each top-level definition with a shared helper's
-name and replaces its text (decorators included) with the source's, leaving the rest of the
-cell as it is. A notebook that does not define a helper does not get it: to use one in a new
-chapter, paste it once into the cell where it belongs, then run this script.
+Each notebook runs alone in Colab, so a helper that several chapters need is copied into
+each of them. The one source of each copy is a top-level `def` or `class` in a module of
+this folder (chapters/_shared/*.py; their imports are there for linting and are not
+copied). This script finds, in every chapters/*.ipynb code cell, each top-level
+definition with a shared helper's name and replaces its text (decorators included) with
+the source's, leaving the rest of the cell as it is. A notebook that does not define a
+helper does not get it: to use one in a new chapter, paste it once into the cell where
+it belongs, then run this script.
 
     python chapters/_shared/sync.py          # write the copies; print what changed
     python chapters/_shared/sync.py --check  # change nothing; exit 1 if a copy differs
@@ -57,8 +58,9 @@ def python_source(text):
 
 
 def definitions(text):
-    """[(name, start, end)]: each top-level def or class of `text` (a module or a code cell)
-    as character offsets, from the first decorator's line to the end of the body."""
+    """[(name, start, end)]: each top-level def or class of `text` (a module or a code
+    cell) as character offsets, from the first decorator's line to the end of the
+    body."""
     python = python_source(text)
     if python is None:
         return []
@@ -93,7 +95,8 @@ def cell_text(cell):
 
 
 def synced(text, shared):
-    """`text` with each top-level definition of a shared helper replaced by the source's."""
+    """`text` with each top-level definition of a shared helper replaced by the
+    source's."""
     for name, start, end in reversed(definitions(text)):
         if name in shared:
             text = text[:start] + shared[name] + text[end:]
@@ -105,7 +108,8 @@ def notebooks():
 
 
 def usage(shared=None):
-    """{helper: [notebook names that define it]} (an empty list for an unused helper)."""
+    """{helper: [notebook names that define it]} (an empty list for an unused
+    helper)."""
     shared = helpers() if shared is None else shared
     used = {name: [] for name in shared}
     for path in notebooks():
@@ -118,8 +122,9 @@ def usage(shared=None):
 
 
 def sync(write):
-    """[(notebook name, helper)] for each copy that differs from its source; with `write`,
-    the notebooks are rewritten with the source's text (in the notebooks' own JSON style)."""
+    """[(notebook name, helper)] for each copy that differs from its source; with
+    `write`, the notebooks are rewritten with the source's text (in the notebooks' own
+    JSON style)."""
     shared = helpers()
     changed = []
     for path in notebooks():

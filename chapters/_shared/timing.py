@@ -1,7 +1,7 @@
-"""Timing helpers: chapter 1's interleaved_seconds (the one to compare versions with), the
-older chapters' median_seconds, and the case study's compile_timed.
+"""Timing helpers: chapter 1's interleaved_seconds (the one to compare versions with),
+the older chapters' median_seconds, and the case study's compile_timed.
 
-The source of the copies in the notebooks: edit here, then run `python chapters/_shared/sync.py`.
+The source of the copies in the notebooks: edit here, then run `make sync`.
 """
 
 import time
