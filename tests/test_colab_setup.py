@@ -1,25 +1,26 @@
 """Each chapter's setup cell, run the way Colab runs it.
 
-A Colab runtime has Python 3.12, its own JAX, numpy, optax and matplotlib, and TensorFlow
-Probability's stable release, but not distrax or TFP's nightly build; `google.colab` is imported
-when the kernel starts. A setup cell then sees `"google.colab" in sys.modules` and runs its
-`%pip install` for real, over those packages. This test rebuilds that situation:
+A Colab runtime has Python 3.12, its own JAX, numpy, optax and matplotlib, and
+TensorFlow Probability's stable release, but not distrax or TFP's nightly build;
+`google.colab` is imported when the kernel starts. A setup cell then sees
+`"google.colab" in sys.modules` and runs its `%pip install` for real, over those
+packages. This test rebuilds that situation:
 
-- a Colab-like environment under _build/colab-newest/base: a copy of .venv-newest (hard links,
-  so it costs no disk and .venv-newest itself is never changed: pip replaces files, it does not write
-  into them) without distrax, chex and tfp-nightly, plus `tensorflow-probability` stable and an
-  importable stand-in `google.colab` package. It is built once and kept while
-  requirements-newest.txt and this recipe stay the same;
-- for each chapter a fresh kernel, started like Colab's (`import google.colab` first), that
-  executes the chapter's setup cell, in a throwaway copy of that environment when the cell
-  installs something;
-- then the checks: the cell ran without error, pip reported no error, every package the cell
-  installs is there at its pin, and jax/jaxlib are still the environment's own (a setup cell
-  never replaces Colab's JAX).
+- a Colab-like environment under _build/colab-newest/base: a copy of .venv-newest (hard
+  links, so it costs no disk and .venv-newest itself is never changed: pip replaces
+  files, it does not write into them) without distrax, chex and tfp-nightly, plus
+  `tensorflow-probability` stable and an importable stand-in `google.colab` package. It
+  is built once and kept while requirements-newest.txt and this recipe stay the same;
+- for each chapter a fresh kernel, started like Colab's (`import google.colab` first),
+  that executes the chapter's setup cell, in a throwaway copy of that environment when
+  the cell installs something;
+- then the checks: the cell ran without error, pip reported no error, every package the
+  cell installs is there at its pin, and jax/jaxlib are still the environment's own (a
+  setup cell never replaces Colab's JAX).
 
-Only the newest-JAX leg (`make test-newest`) runs it: the test runs where `make test-newest` set
-BOOK_LEG=newest, or where the installed jax and jaxlib are requirements-newest.txt's pins; it
-skips elsewhere, whatever the Python version.
+Only the newest-JAX leg (`make test-newest`) runs it: the test runs where `make
+test-newest` set BOOK_LEG=newest, or where the installed jax and jaxlib are
+requirements-newest.txt's pins; it skips elsewhere, whatever the Python version.
 """
 
 import fcntl
@@ -96,7 +97,8 @@ def python(env):
 
 
 def base_environment():
-    """The Colab-like environment, built from .venv-newest once per requirements-newest.txt.
+    """The Colab-like environment, built from .venv-newest once per
+    requirements-newest.txt.
 
     A file lock makes pytest-xdist's workers build it once and wait for it.
     """

@@ -1,7 +1,7 @@
 """Code fits the page: every notebook, and the Python around them (tests/, benchmarks/,
-chapters/_shared/, _ext/), ruff-formatted and lint-clean with pyproject.toml's settings; no
-notebook code line over 88 columns; checks kept quiet (at most 10% of the reader-visible code
-lines of a notebook are checks)."""
+chapters/_shared/, _ext/), ruff-formatted and lint-clean with pyproject.toml's settings;
+no notebook code line over 88 columns; checks kept quiet (at most 10% of the
+reader-visible code lines of a notebook are checks)."""
 
 import shutil
 import subprocess
@@ -102,7 +102,8 @@ def test_code_lines_fit_the_page(path):
 
 def check_share(notebook):
     """(reader-visible code lines, check lines): non-blank lines of cells not tagged
-    hide-input, remove-input or remove-cell, and those that start with assert or np.testing."""
+    hide-input, remove-input or remove-cell, and those that start with assert or
+    np.testing."""
     visible = checks = 0
     for cell in code_cells(notebook):
         if HIDDEN & set(tags(cell)):
@@ -118,7 +119,8 @@ def check_share(notebook):
 
 @notebook_params
 def test_checks_stay_quiet(path):
-    """Checks that are not the lesson go in folded (hide-input) cells: ≤ 10% of visible lines."""
+    """Checks that are not the lesson go in folded (hide-input) cells: ≤ 10% of visible
+    lines."""
     visible, checks = check_share(load_notebook(path))
     assert checks <= MAX_CHECK_SHARE * visible, (
         f"{checks} of {visible} reader-visible code lines are checks "

@@ -1,4 +1,5 @@
-"""Static checks on the chapter sources: the table of contents, storage, metadata, setup cell, API."""
+"""Static checks on the chapter sources: the table of contents, storage, metadata, setup
+cell, API."""
 
 import itertools
 import re
@@ -64,7 +65,8 @@ def test_numbered_chapters_are_in_reading_order():
 
 
 def strip_arguments():
-    """The nbstripout hook's arguments in .pre-commit-config.yaml (CONTRIBUTING.md's command uses them)."""
+    """The nbstripout hook's arguments in .pre-commit-config.yaml (CONTRIBUTING.md's
+    command uses them)."""
     import yaml
 
     config = yaml.safe_load((ROOT / ".pre-commit-config.yaml").read_text())
@@ -88,7 +90,8 @@ NBSTRIPOUT_DEFAULT_KEYS = [
 
 
 def stripped_keys():
-    """Every key the strip command removes: nbstripout's defaults and the hook's --extra-keys."""
+    """Every key the strip command removes: nbstripout's defaults and the hook's
+    --extra-keys."""
     args = strip_arguments()
     extra = (
         args[args.index("--extra-keys") + 1].split() if "--extra-keys" in args else []
@@ -107,7 +110,8 @@ def test_contributing_strips_as_the_hook_does():
 
 @notebook_params
 def test_stored_without_outputs(path):
-    """Stored as the strip command leaves it (CONTRIBUTING.md): no outputs, counts, run or Colab metadata."""
+    """Stored as the strip command leaves it (CONTRIBUTING.md): no outputs, counts, run
+    or Colab metadata."""
     notebook = load_notebook(path)
     for key in stripped_keys():
         namespace, name = key.split(".", 1)
@@ -131,7 +135,8 @@ def test_stored_without_outputs(path):
 
 @notebook_params
 def test_strip_command_changes_nothing(path):
-    """nbstripout, run with the hook's arguments, leaves the stored notebook as it is."""
+    """nbstripout, run with the hook's arguments, leaves the stored notebook as it
+    is."""
     nbstripout = pytest.importorskip(
         "nbstripout._utils", reason="nbstripout is in requirements.txt"
     )
@@ -185,7 +190,8 @@ def test_opens_with_setup_cell(path):
 
 
 def colab_installs(setup):
-    """The package specs installed under the Colab guard, or [] when there is no install."""
+    """The package specs installed under the Colab guard, or [] when there is no
+    install."""
     lines = setup.splitlines()
     installs = []
     for index, line in enumerate(lines):
@@ -248,7 +254,8 @@ def test_no_removed_api_in_code(path):
 
 @notebook_params
 def test_repository_urls_match_config(path):
-    """A fork changes the repository in _config.yml; the notebooks must not disagree with it."""
+    """A fork changes the repository in _config.yml; the notebooks must not disagree
+    with it."""
     slug = repository_slug()
     for cell in code_cells(load_notebook(path)):
         for found in re.findall(
@@ -263,7 +270,8 @@ def test_repository_urls_match_config(path):
 
 @notebook_params
 def test_raises_exception_cells_are_not_wrapped(path):
-    """A deliberate error is raised for the reader to see, never hidden behind try/except."""
+    """A deliberate error is raised for the reader to see, never hidden behind
+    try/except."""
     for index, cell in enumerate(code_cells(load_notebook(path))):
         if "raises-exception" in tags(cell):
             assert not re.search(r"^\s*try\s*:", source(cell), re.MULTILINE), (

@@ -1,11 +1,12 @@
 """The Colab branch that downloads the oaks data, run against a local HTTP server.
 
-In Colab a chapter has no chapters/data/ next to it: `read_oaks_csv` then downloads each file from
-the book's repository on raw.githubusercontent.com. This test executes the cell that defines
-`read_oaks_csv` with `OAKS_DIR` pointing to an empty directory and `urllib.request.urlopen`
-rewriting `https://raw.githubusercontent.com/` to a server on 127.0.0.1 that serves this
-checkout under `<org>/<repo>/main/`, the repository _config.yml names: a chapter that names
-another repository gets a 404. The rows must equal the local files'.
+In Colab a chapter has no chapters/data/ next to it: `read_oaks_csv` then downloads each
+file from the book's repository on raw.githubusercontent.com. This test executes the
+cell that defines `read_oaks_csv` with `OAKS_DIR` pointing to an empty directory and
+`urllib.request.urlopen` rewriting `https://raw.githubusercontent.com/` to a server on
+127.0.0.1 that serves this checkout under `<org>/<repo>/main/`, the repository
+_config.yml names: a chapter that names another repository gets a 404. The rows must
+equal the local files'.
 """
 
 import csv
@@ -40,7 +41,8 @@ READERS = [
 
 
 class Repository(http.server.SimpleHTTPRequestHandler):
-    """Serves ROOT under /<org>/<repo>/main/, as raw.githubusercontent.com serves the branch."""
+    """Serves ROOT under /<org>/<repo>/main/, as raw.githubusercontent.com serves the
+    branch."""
 
     prefix = ""
 

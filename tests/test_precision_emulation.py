@@ -1,15 +1,17 @@
-"""Every chapter, executed with float32 matmuls rounded as a TPU (bfloat16) and an A100/H100 (TF32) do.
+"""Every chapter, executed with float32 matmuls rounded as a TPU (bfloat16) and an
+A100/H100 (TF32) do.
 
-On the CPU, XLA ignores `jax_default_matmul_precision`, so a check tuned to this CPU's rounding
-would pass here and fail on a reader's GPU or TPU. Each notebook is executed once per mode with
-tests/precision_emulation.py installed in its kernel before the first cell (see that file for
-what is rounded), and with DeprecationWarning turned into an error after the setup cell, so no
-chapter shows the reader a deprecated call.
+On the CPU, XLA ignores `jax_default_matmul_precision`, so a check tuned to this CPU's
+rounding would pass here and fail on a reader's GPU or TPU. Each notebook is executed
+once per mode with tests/precision_emulation.py installed in its kernel before the first
+cell (see that file for what is rounded), and with DeprecationWarning turned into an
+error after the setup cell, so no chapter shows the reader a deprecated call.
 
-A cell whose point is the exact program text (a jaxpr's equations, an HLO string) may carry the
-tag `exact-program-text`: the rounding is off while it runs. Its prose says why; a cell whose
-claim is numeric must not carry it. The emulation cannot show everything: a GPU also reorders
-operations (fusion, rematerialization), so a GPU run stays the real check.
+A cell whose point is the exact program text (a jaxpr's equations, an HLO string) may
+carry the tag `exact-program-text`: the rounding is off while it runs. Its prose says
+why; a cell whose claim is numeric must not carry it. The emulation cannot show
+everything: a GPU also reorders operations (fusion, rematerialization), so a GPU run
+stays the real check.
 
 Run one chapter: `.venv/bin/pytest tests/test_precision_emulation.py -k 04_autodiff`.
 """
@@ -37,7 +39,8 @@ def code_cell(text):
 
 
 def emulated_notebook(path, mode):
-    """The notebook with the emulation installed first and warnings checked after the setup cell."""
+    """The notebook with the emulation installed first and warnings checked after the
+    setup cell."""
     notebook = nbformat.read(path, as_version=4)
     install = f"{EMULATION.read_text()}\ninstall({mode!r})\n"
     cells = [code_cell(install)]

@@ -1,4 +1,5 @@
-"""The repository around the chapters: pins, workflows, licences, the contributor's guide."""
+"""The repository around the chapters: pins, workflows, licences, the contributor's
+guide."""
 
 import os
 import re
@@ -25,7 +26,8 @@ def skip_or_fail(reason):
 
 
 def test_shared_pins_agree():
-    """requirements-newest.txt repeats only requirements.txt's pins, apart from jax and jaxlib."""
+    """requirements-newest.txt repeats only requirements.txt's pins, apart from jax and
+    jaxlib."""
     main = requirement_pins("requirements.txt")
     newest = requirement_pins("requirements-newest.txt")
     assert NEWEST_ONLY <= newest.keys()
@@ -50,7 +52,8 @@ def test_newest_leg_runs_newer_jax():
 
 
 def test_the_pinned_tfp_nightly_still_installs(tmp_path):
-    """The registry prunes old nightlies: the pinned one must still be there to download."""
+    """The registry prunes old nightlies: the pinned one must still be there to
+    download."""
     pin = requirement_pins()["tfp-nightly"]
     done = subprocess.run(
         [
@@ -97,7 +100,8 @@ def steps(flow):
 
 
 def test_workflows_match_githubs_schema():
-    """check-jsonschema validates each workflow against GitHub's workflow schema (vendored)."""
+    """check-jsonschema validates each workflow against GitHub's workflow schema
+    (vendored)."""
     checker = Path(sys.executable).with_name("check-jsonschema")
     assert checker.exists(), (
         "check-jsonschema is not installed (requirements.txt pins it)"

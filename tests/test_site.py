@@ -1,24 +1,24 @@
 """Build the site as a reader gets it, then read it as a reader would.
 
-The build runs `jupyter-book build --all -W -n --keep-going` (a fresh Sphinx environment, so a
-warning from an earlier run is not hidden by an incremental build; warnings are errors;
-executed outputs come from the execution cache, where nbmake's runs are stored by
-tests/site_cache.py). Then:
-- the executed notebooks show an error exactly in the cells tagged `raises-exception`, and no
-  output mentions a deprecation;
-- a headless Chromium (driven by Playwright) opens every page in the table of contents and
-  checks its title, its code outputs, its figures (loaded, with alt text that is not a file
-  name or path), its math, and (for a chapter) that the Colab button opens that very notebook.
-  On every page, as an offline reader has it (every request to another host is blocked; the
-  site serves MathJax itself): no console error, no blocked request, no serious or critical
-  violation of axe-core's default rules (the axe-core that tests/package-lock.json pins,
-  installed by `npm ci --prefix tests`); at 1280 px the sidebar toggle collapses the sidebar;
-  at 390 x 844 no page is wider than the screen and the toggle opens the chapter list.
-  Screenshots at 1280 and 390 px (the landing page also with the sidebar open) and a per-page
-  report.txt go to _build/screenshots/.
-The browser is $BOOK_BROWSER if set, else the first of chromium, google-chrome,
-google-chrome-stable on the PATH. Without a browser or axe-core the browser test is skipped with
-a hint, except under CI (CI=true): it fails.
+The build runs `jupyter-book build --all -W -n --keep-going` (a fresh Sphinx
+environment, so a warning from an earlier run is not hidden by an incremental build;
+warnings are errors; executed outputs come from the execution cache, where nbmake's runs
+are stored by tests/site_cache.py). Then:
+- the executed notebooks show an error exactly in the cells tagged `raises-exception`,
+  and no output mentions a deprecation;
+- a headless Chromium (driven by Playwright) opens every page in the table of contents
+  and checks its title, its code outputs, its figures (loaded, with alt text that is not
+  a file name or path), its math, and (for a chapter) that the Colab button opens that
+  very notebook. On every page, as an offline reader has it (every request to another
+  host is blocked; the site serves MathJax itself): no console error, no blocked
+  request, no serious or critical violation of axe-core's default rules (the axe-core
+  that tests/package-lock.json pins, installed by `npm ci --prefix tests`); at 1280 px
+  the sidebar toggle collapses the sidebar; at 390 x 844 no page is wider than the
+  screen and the toggle opens the chapter list. Screenshots at 1280 and 390 px (the
+  landing page also with the sidebar open) and a per-page report.txt go to
+  _build/screenshots/. The browser is $BOOK_BROWSER if set, else the first of chromium,
+  google-chrome, google-chrome-stable on the PATH. Without a browser or axe-core the
+  browser test is skipped with a hint, except under CI (CI=true): it fails.
 """
 
 import json
@@ -87,7 +87,8 @@ def test_site_builds_without_warnings(built_site):
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.name for p in NOTEBOOKS])
 def test_errors_only_where_tagged(built_site, path):
-    """nbmake lets a `raises-exception` cell pass even when it does not raise: check it did."""
+    """nbmake lets a `raises-exception` cell pass even when it does not raise: check it
+    did."""
     executed = executed_notebook(path)
     for index, cell in enumerate(code_cells(executed)):
         raised = any(output["output_type"] == "error" for output in cell["outputs"])
@@ -175,8 +176,9 @@ def browser(built_site):
 
 
 class Reader:
-    """A browser tab as an offline reader has it: every request to another host is blocked
-    (the site serves MathJax itself), and the console errors and blocked requests are kept."""
+    """A browser tab as an offline reader has it: every request to another host is
+    blocked (the site serves MathJax itself), and the console errors and blocked
+    requests are kept."""
 
     def __init__(self, browser, viewport):
         self.context = browser.new_context(viewport=viewport)
@@ -241,7 +243,8 @@ def run_axe(page):
 
 
 def check_offline_and_accessible(reader, name):
-    """No console error, no request to another host, no serious or critical axe violation."""
+    """No console error, no request to another host, no serious or critical axe
+    violation."""
     page = reader.page
     check_math(page)
     console_errors = list(
@@ -269,7 +272,8 @@ IMAGE_FILE = re.compile(r"\S*\.(png|svg|jpe?g|gif|webp|pdf)", re.IGNORECASE)
 
 
 def check_alt_text(page):
-    """Every figure in the article says what it shows: alt text that is not a file name."""
+    """Every figure in the article says what it shows: alt text that is not a file
+    name."""
     images = page.evaluate(
         "() => [...document.querySelectorAll('article img')]"
         ".map(img => [img.getAttribute('src'), img.getAttribute('alt') || ''])"
@@ -283,7 +287,8 @@ def check_alt_text(page):
 
 
 def check_phone(phone, html, name, screenshot=False):
-    """At 390 x 844: no page wider than the screen, and the sidebar toggle opens the chapter list."""
+    """At 390 x 844: no page wider than the screen, and the sidebar toggle opens the
+    chapter list."""
     phone.open(html)
     page = phone.page
     width = page.evaluate("() => document.documentElement.scrollWidth")
@@ -308,7 +313,8 @@ def check_phone(phone, html, name, screenshot=False):
 
 
 def check_tables_keep_columns(page):
-    """Printed tables (cells tagged output-table) scroll sideways on a phone, unwrapped."""
+    """Printed tables (cells tagged output-table) scroll sideways on a phone,
+    unwrapped."""
     styles = page.locator(".tag_output-table .cell_output pre").evaluate_all(
         "els => els.map(e => [getComputedStyle(e).whiteSpace, getComputedStyle(e).overflowX])"
     )
@@ -319,7 +325,8 @@ def check_tables_keep_columns(page):
 
 
 def check_desktop_toggle(page):
-    """At 1280 px the toggle collapses the sidebar, and a second press brings it back."""
+    """At 1280 px the toggle collapses the sidebar, and a second press brings it
+    back."""
     sidebar = page.locator("#pst-primary-sidebar")
     toggle = page.locator(".bd-header-article .primary-toggle").first
     assert sidebar.is_visible()
@@ -364,7 +371,8 @@ def site_report():
 
 
 def expected_outputs(notebook):
-    """How many code cells show output on the page, and how many PNG figures they hold."""
+    """How many code cells show output on the page, and how many PNG figures they
+    hold."""
     shown = [
         c for c in code_cells(notebook) if c["outputs"] and not HIDDEN & set(tags(c))
     ]
@@ -485,7 +493,8 @@ markdown_pages = [entry for entry in toc_files()[1:] if (ROOT / f"{entry}.md").e
 
 @pytest.mark.parametrize("entry", markdown_pages)
 def test_markdown_page(desktop, phone, built_site, entry):
-    """The pages written in Markdown (cheat sheet, statistics, bibliography) render whole."""
+    """The pages written in Markdown (cheat sheet, statistics, bibliography) render
+    whole."""
     page = desktop.page
     desktop.open(built_site / f"{entry}.html")
     assert (
@@ -501,8 +510,9 @@ def test_markdown_page(desktop, phone, built_site, entry):
 def test_math_is_checked_somewhere(built_site):
     """The math check above must not pass only because no page has math.
 
-    The page tests already typeset every page's math in the browser; here it is enough to count
-    the math elements Sphinx wrote into the HTML (the ones `check_math` waits for).
+    The page tests already typeset every page's math in the browser; here it is enough
+    to count the math elements Sphinx wrote into the HTML (the ones `check_math` waits
+    for).
     """
     total = sum(
         len(
@@ -517,7 +527,8 @@ def test_math_is_checked_somewhere(built_site):
 
 
 def markdown_table(text, header_start):
-    """The lines of the Markdown table in `text` whose header line starts with `header_start`."""
+    """The lines of the Markdown table in `text` whose header line starts with
+    `header_start`."""
     lines = text.splitlines()
     start = next(i for i, line in enumerate(lines) if line.startswith(header_start))
     table = []
@@ -529,7 +540,8 @@ def markdown_table(text, header_start):
 
 
 def test_cheatsheet_control_flow_table_is_what_chapter_6_measured(built_site):
-    """Chapter 6 displays its measured table as Markdown (IPython.display.Markdown); the cheat sheet copies it."""
+    """Chapter 6 displays its measured table as Markdown (IPython.display.Markdown); the
+    cheat sheet copies it."""
     executed = executed_notebook(ROOT / "chapters" / "06_control_flow.ipynb")
     displayed = "\n".join(
         "".join(output["data"]["text/markdown"])
