@@ -1,18 +1,13 @@
-# make book        - create .venv if needed, execute every notebook (cached in _build/.jupyter_cache)
-#                    and build the site into _build/html; --all re-reads every page so no warning hides
-# make test        - both test legs, the main one first:
-#   make test-main   - create .venv if needed, run pytest (every notebook via nbmake, the book's
-#                      checks, the workflow and pin checks, the site build, the browser test)
-#   make test-newest - the newest-JAX leg: create .venv-newest (Python 3.12,
-#                      requirements-newest.txt) if needed, execute every notebook there, run the
-#                      JAX guard (a strict xfail there) and each chapter's setup cell as Colab runs it
-# make clean       - remove _build (executed outputs, execution cache, screenshots, Colab test envs)
-#
-# Each leg checks its Python version first and says in one line what to install when it is missing.
+# The book's commands; `make` (or `make help`) lists them. What each test checks is in its
+# docstring; the tiers and the legs are described in CONTRIBUTING.md.
+
+.DEFAULT_GOAL := help
 
 # The main leg runs Python 3.11; the newest-JAX leg runs Python 3.12, as Colab does.
 MAIN_PY   := 3.11
 NEWEST_PY := 3.12
+# Independent notebook executions run side by side (pytest-xdist), one per core.
+JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 
 # python3.11 / python3.12 from the PATH when they run, else pyenv's newest of that version
 # (pyenv's shim answers `python3.12` only where that version is activated). Override with
@@ -31,17 +26,46 @@ STAMP  := $(VENV)/.installed
 VENV_NEWEST  := .venv-newest
 BIN_NEWEST   := $(VENV_NEWEST)/bin
 STAMP_NEWEST := $(VENV_NEWEST)/.installed
+VENV_BENCH   := .venv-bench
+BIN_BENCH    := $(VENV_BENCH)/bin
+STAMP_BENCH  := $(VENV_BENCH)/.installed
+# The browser test's axe-core (tests/package-lock.json), installed by npm ci
+AXE := tests/node_modules/axe-core/axe.min.js
 
-# $(call check_python,interpreter,version): fail in one line unless `interpreter` is that
-# version of Python and has the venv module.
+# $(call check_python,interpreter,version,variable): fail in one line unless `interpreter`
+# is that version of Python and has the venv module.
 check_python = @$(1) -c 'import sys, venv; sys.exit(sys.version_info[:2] != tuple(map(int, "$(2)".split("."))))' 2>/dev/null \
 	|| { echo "make: needs Python $(2) with venv at '$(1)': install python$(2) and python$(2)-venv (Debian/Ubuntu: apt install python$(2) python$(2)-venv python3-venv; or pyenv install $(2)), or set $(3)=/path/to/python$(2)"; exit 1; }
 
-.PHONY: venv venv-newest book test test-main test-newest clean check-python check-python-newest
+# The checks that execute nothing (make check; make test runs them too)
+STATIC_TESTS := tests/test_notebook_files.py tests/test_format.py tests/test_repository.py \
+	tests/test_shared_helpers.py tests/test_paths.py tests/test_oaks_download.py \
+	tests/test_pln_bench_record.py tests/test_site_cache.py
+
+# The notebook that `make test-chapter CH=04` means: chapters/04*.ipynb (CH=appendix_numerics works too)
+CHAPTER = $(wildcard chapters/$(CH)*.ipynb)
+
+.PHONY: help venv venv-newest venv-bench check sync test-chapter test test-main test-newest \
+	book bench clean check-python check-python-newest
+
+help:
+	@echo "make check                 every static check (files, format, lint, pins, workflows, shared helpers, paths); < 1 min"
+	@echo "make test-chapter CH=04    one chapter executed on the main leg and under both emulated precisions"
+	@echo "make test                  everything CI runs (.ci/run): test-main, then test-newest"
+	@echo "  make test-main           .venv: every notebook (nbmake, both emulations), every check, the site and the browser test"
+	@echo "  make test-newest         .venv-newest: every notebook on the newest JAX, the JAX guard, each setup cell as in Colab"
+	@echo "make book                  execute what the cache lacks and build the site into _build/html"
+	@echo "make sync                  write chapters/_shared/*.py into the notebooks that use them"
+	@echo "make bench                 the race of chapter 11 (.venv-bench; run it on an idle machine)"
+	@echo "make venv venv-newest      create the environments (the targets above do it when needed)"
+	@echo "make clean                 remove _build (executed outputs, execution cache, screenshots)"
+	@echo "Start with 'make check', then 'make test-chapter CH=NN' for the chapter you changed."
 
 venv: $(STAMP)
 
 venv-newest: $(STAMP_NEWEST)
+
+venv-bench: $(STAMP_BENCH)
 
 check-python:
 	$(call check_python,$(PYTHON),$(MAIN_PY),PYTHON)
@@ -65,37 +89,60 @@ $(STAMP_NEWEST): requirements-newest.txt | check-python-newest
 	$(BIN_NEWEST)/python -m pip install --quiet -r requirements-newest.txt
 	touch $(STAMP_NEWEST)
 
-book: $(STAMP)
-	$(BIN)/jupyter-book build . --all -W -n --keep-going
+# The bench environment: the book's jax pins, CPU torch and pyPLNmodels (requirements-bench.txt).
+$(STAMP_BENCH): requirements-bench.txt | check-python
+	test -x $(BIN_BENCH)/python || $(PYTHON) -m venv $(VENV_BENCH)
+	$(call check_python,$(BIN_BENCH)/python,$(MAIN_PY),PYTHON)
+	$(BIN_BENCH)/python -m pip install --quiet -r requirements-bench.txt
+	touch $(STAMP_BENCH)
+
+# Reinstalls when tests/package-lock.json changes; npm ci installs exactly the locked version.
+$(AXE): tests/package-lock.json
+	npm ci --prefix tests --no-audit --no-fund --silent
+	touch $(AXE)
+
+check: $(STAMP)
+	$(call check_python,$(BIN)/python,$(MAIN_PY),PYTHON)
+	$(BIN)/pytest -q $(STATIC_TESTS)
+
+sync: $(STAMP)
+	$(call check_python,$(BIN)/python,$(MAIN_PY),PYTHON)
+	$(BIN)/python chapters/_shared/sync.py
+
+test-chapter: $(STAMP)
+	$(call check_python,$(BIN)/python,$(MAIN_PY),PYTHON)
+	@test -n "$(CH)" && test $(words $(CHAPTER)) = 1 \
+		|| { echo "make: CH must name one notebook, e.g. make test-chapter CH=04 (chapters/04_*.ipynb); CH=$(CH) matches: $(CHAPTER)"; exit 1; }
+	$(BIN)/pytest -n 3 $(CHAPTER) tests/test_precision_emulation.py \
+		-k "$(notdir $(CHAPTER)) or $(basename $(notdir $(CHAPTER)))"
 
 test: test-main test-newest
 
-test-main: $(STAMP)
+# Two runs: first every notebook execution and every check that needs no site, on $(JOBS)
+# cores (nbmake stores each executed notebook in the site's execution cache); then the site,
+# built from that cache, and the browser test. The second runs even when the first failed.
+test-main: $(STAMP) $(AXE)
 	$(call check_python,$(BIN)/python,$(MAIN_PY),PYTHON)
-	$(BIN)/pytest
+	status=0; \
+	$(BIN)/pytest -n $(JOBS) --dist worksteal --ignore=tests/test_site.py || status=1; \
+	$(BIN)/pytest tests/test_site.py || status=1; \
+	exit $$status
 
 # BOOK_LEG=newest tells tests/test_colab_setup.py that it runs in the newest-JAX environment.
 test-newest: $(STAMP_NEWEST)
 	$(call check_python,$(BIN_NEWEST)/python,$(NEWEST_PY),PYTHON_NEWEST)
-	BOOK_LEG=newest $(BIN_NEWEST)/pytest chapters tests/test_jax_guard.py tests/test_colab_setup.py
+	BOOK_LEG=newest $(BIN_NEWEST)/pytest -n $(JOBS) --dist worksteal \
+		chapters tests/test_jax_guard.py tests/test_colab_setup.py
+
+book: $(STAMP)
+	$(call check_python,$(BIN)/python,$(MAIN_PY),PYTHON)
+	$(BIN)/jupyter-book build . --all -W -n --keep-going
+
+# The race of chapter 11 (pyPLNmodels against the book's fit) on this machine: rewrites the
+# CPU rows of chapters/data/pln_bench.json (rows of other devices are kept).
+bench: $(STAMP_BENCH)
+	$(call check_python,$(BIN_BENCH)/python,$(MAIN_PY),PYTHON)
+	$(BIN_BENCH)/python benchmarks/bench_pln.py --device cpu --append
 
 clean:
 	rm -rf _build
-
-# make bench      - the race of chapter 11 (pyPLNmodels against the book's fit) on this machine:
-#                   create .venv-bench (Python 3.11, requirements-bench.txt: the book's jax pins,
-#                   CPU torch, pyPLNmodels) if needed, run tests/bench_pln.py, and rewrite the
-#                   CPU rows of chapters/data/pln_bench.json (rows of other devices are kept)
-PYTHON311   ?= python3.11
-VENV_BENCH  := .venv-bench
-STAMP_BENCH := $(VENV_BENCH)/.installed
-
-.PHONY: bench
-
-$(STAMP_BENCH): requirements-bench.txt
-	test -x $(VENV_BENCH)/bin/python || $(PYTHON311) -m venv $(VENV_BENCH)
-	$(VENV_BENCH)/bin/python -m pip install --quiet -r requirements-bench.txt
-	touch $(STAMP_BENCH)
-
-bench: $(STAMP_BENCH)
-	$(VENV_BENCH)/bin/python tests/bench_pln.py --device cpu --append

@@ -1,4 +1,5 @@
-"""What the book's tests share: where things are, and how to read the notebooks, toc and pins."""
+"""What the book's tests share: where things are, and how to read the notebooks, toc and
+pins."""
 
 import json
 import re
@@ -20,9 +21,10 @@ def load_notebook(path):
 def executed_notebook(path):
     """The notebook at `path` with the outputs the last site build recorded for it.
 
-    Read from the build's execution cache (jupyter-cache), not from _build/jupyter_execute/:
-    myst-nb writes that copy with outputs only in a run that executed the notebook, and
-    without them in a run that took the outputs from the cache.
+    Read from the build's execution cache (jupyter-cache), not from
+    _build/jupyter_execute/: myst-nb writes that copy with outputs only in a run that
+    executed the notebook, and without them in a run that took the outputs from the
+    cache.
     """
     import nbformat
     from jupyter_cache import get_cache
@@ -52,7 +54,8 @@ def heading(markdown):
 
 
 def setup_cell(notebook):
-    """The first code cell a reader sees (hidden `remove-cell` cells such as %xmode come before)."""
+    """The first code cell a reader sees (hidden `remove-cell` cells such as %xmode come
+    before)."""
     return next(c for c in code_cells(notebook) if "remove-cell" not in tags(c))
 
 
@@ -92,8 +95,8 @@ def toc_files():
 def requirement_pins(file="requirements.txt"):
     """{normalized name: version} from a requirements file (relative to ROOT).
 
-    Every line must be an exact `name==version` pin or a `-r other.txt` include, whose pins
-    are read the same way (a name pinned twice must have one version).
+    Every line must be an exact `name==version` pin or a `-r other.txt` include, whose
+    pins are read the same way (a name pinned twice must have one version).
     """
     pins = {}
     path = ROOT / file
@@ -104,7 +107,9 @@ def requirement_pins(file="requirements.txt"):
         if line.startswith(("-r ", "--requirement ")):
             included = (path.parent / line.split(None, 1)[1].strip()).relative_to(ROOT)
             for name, version in requirement_pins(included.as_posix()).items():
-                assert pins.setdefault(name, version) == version, f"{file}: {name} pinned twice"
+                assert pins.setdefault(name, version) == version, (
+                    f"{file}: {name} pinned twice"
+                )
             continue
         name, sep, version = line.partition("==")
         assert sep, f"{file}: {line!r} is not pinned with =="

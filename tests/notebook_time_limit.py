@@ -1,19 +1,21 @@
-"""pytest plugin: fail a notebook whose kernel uses more CPU time than the book allows; print times.
+"""pytest plugin: fail a notebook whose kernel uses more CPU time than the book allows;
+print times.
 
-Each chapter is written to run in under 60 s on an idle 2-core CI machine. What the limit
-enforces is the CPU time the chapter's kernel (and anything it starts) uses: a busy machine
-stretches the wall-clock time but hardly the CPU time, so only a chapter that really got slower
-crosses the limit. The wall-clock time stays a reported number.
+Each chapter is written to run in under 60 s on an idle 2-core CI machine. What the
+limit enforces is the CPU time the chapter's kernel (and anything it starts) uses: a
+busy machine stretches the wall-clock time but hardly the CPU time, so only a chapter
+that really got slower crosses the limit. The wall-clock time stays a reported number.
 
-The CPU time is read with resource.getrusage(RUSAGE_CHILDREN) around the run: the kernel is a
-child of this process, started and shut down (and waited for) inside the run, so its user and
-system time, with that of the processes it waited for, is the difference.
+The CPU time is read with resource.getrusage(RUSAGE_CHILDREN) around the run: the kernel
+is a child of this process, started and shut down (and waited for) inside the run, so
+its user and system time, with that of the processes it waited for, is the difference.
 
-BOOK_NOTEBOOK_LIMIT_S (default 300 CPU seconds) sets the limit: a chapter sized for 60 s on an
-idle 2-core machine uses at most 120 CPU seconds there, and CPU time still grows on a crowded
-machine (XLA's worker threads spin while they wait for a core): chapter 10, about 24 s wall-clock
-when the machine is idle, used 120 CPU seconds in 804 s wall-clock at a load average of 22 on 2
-cores. 300 leaves room for that; a chapter that really doubles its work crosses it.
+BOOK_NOTEBOOK_LIMIT_S (default 300 CPU seconds) sets the limit: a chapter sized for 60 s
+on an idle 2-core machine uses at most 120 CPU seconds there, and CPU time still grows
+on a crowded machine (XLA's worker threads spin while they wait for a core): chapter 10,
+about 24 s wall-clock when the machine is idle, used 120 CPU seconds in 804 s wall-clock
+at a load average of 22 on 2 cores. 300 leaves room for that; a chapter that really
+doubles its work crosses it.
 """
 
 import contextlib
@@ -25,7 +27,10 @@ import pytest
 from nbmake.pytest_items import NotebookItem
 
 LIMIT_S = float(os.environ.get("BOOK_NOTEBOOK_LIMIT_S", "300"))
-_times: dict[str, tuple[float, float]] = {}
+_times: dict[str, tuple[float, float]] = {}  # measured in this process
+_table: dict[
+    str, tuple[float, float]
+] = {}  # reported to this process (xdist: by workers)
 
 
 def children_cpu_seconds():
@@ -39,8 +44,8 @@ class Timing:
 
 @contextlib.contextmanager
 def measured(nodeid, what=None):
-    """Time a notebook run (a kernel started and shut down inside the block), record the wall
-    and CPU times for the table, and fail when the CPU time is over LIMIT_S."""
+    """Time a notebook run (a kernel started and shut down inside the block), record the
+    wall and CPU times for the table, and fail when the CPU time is over LIMIT_S."""
     timing = Timing()
     wall, cpu = time.perf_counter(), children_cpu_seconds()
     yield timing
@@ -64,10 +69,28 @@ def pytest_runtest_call(item):
     return result
 
 
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item, call):
+    """Send the times with the test's report, so that pytest-xdist's workers pass them
+    on."""
+    report = yield
+    if call.when == "call" and item.nodeid in _times:
+        report.user_properties.append(("notebook_times", _times.pop(item.nodeid)))
+    return report
+
+
+def pytest_runtest_logreport(report):
+    for name, value in report.user_properties:
+        if name == "notebook_times":
+            _table[report.nodeid] = tuple(value)
+
+
 def pytest_terminal_summary(terminalreporter):
-    if not _times:
+    if not _table:
         return
-    terminalreporter.section("notebook times: wall-clock (reported) and kernel CPU (limited)")
+    terminalreporter.section(
+        "notebook times: wall-clock (reported) and kernel CPU (limited)"
+    )
     terminalreporter.write_line(f"{'wall':>9}  {'CPU':>9}  (limit {LIMIT_S:.0f} CPU s)")
-    for nodeid, (wall, cpu) in _times.items():
+    for nodeid, (wall, cpu) in _table.items():
         terminalreporter.write_line(f"{wall:7.1f} s  {cpu:7.1f} s  {nodeid}")

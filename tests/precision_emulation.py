@@ -1,11 +1,13 @@
-"""Round float32 matmul operands on the CPU the way GPUs and TPUs do at JAX's default precision.
+"""Round float32 matmul operands on the CPU the way GPUs and TPUs do at JAX's default
+precision.
 
 XLA's CPU backend computes every float32 matmul in full float32 and ignores
-`jax_default_matmul_precision`. An A100 or H100 rounds the operands to TF32 (10 explicit mantissa
-bits) and a TPU to bfloat16 (7 bits) in one pass, accumulating in float32. A check that passes on
-the CPU can therefore fail on a reader's accelerator. `install(mode)` re-registers the CPU lowering
-of `dot_general` (the primitive behind `@`, `jnp.dot`, `einsum` and the matmuls that autodiff
-writes) so that float32 operands first go through `lax.reduce_precision`:
+`jax_default_matmul_precision`. An A100 or H100 rounds the operands to TF32 (10 explicit
+mantissa bits) and a TPU to bfloat16 (7 bits) in one pass, accumulating in float32. A
+check that passes on the CPU can therefore fail on a reader's accelerator.
+`install(mode)` re-registers the CPU lowering of `dot_general` (the primitive behind
+`@`, `jnp.dot`, `einsum` and the matmuls that autodiff writes) so that float32 operands
+first go through `lax.reduce_precision`:
 
 | precision in force                       | bfloat16 mode  | tensorfloat32 mode |
 |------------------------------------------|----------------|--------------------|
@@ -14,8 +16,8 @@ writes) so that float32 operands first go through `lax.reduce_precision`:
 | `"highest"`, an explicit algorithm       | not rounded    | not rounded        |
 
 This file is executed in the notebook's kernel, before the chapter's first cell, by
-tests/test_precision_emulation.py. It only uses JAX's internals because it is a test harness;
-the chapters never see it.
+tests/test_precision_emulation.py. It only uses JAX's internals because it is a test
+harness; the chapters never see it.
 """
 
 import functools
@@ -25,17 +27,25 @@ import numpy as np
 from jax import lax
 from jax._src.interpreters import mlir as _mlir
 
-MANTISSA_BITS = {"bfloat16": {None: 7, "high": 10}, "tensorfloat32": {None: 10, "high": 10}}
+MANTISSA_BITS = {
+    "bfloat16": {None: 7, "high": 10},
+    "tensorfloat32": {None: 10, "high": 10},
+}
 _state = {"mode": None, "enabled": True}
 
 
 def _level(precision):
-    """None (default), 'high', or 'exact' for a dot_general's canonical precision parameter."""
+    """None (default), 'high', or 'exact' for a dot_general's canonical precision
+    parameter."""
     if precision is None:
         return None
-    if isinstance(precision, tuple) and all(isinstance(p, lax.Precision) for p in precision):
+    if isinstance(precision, tuple) and all(
+        isinstance(p, lax.Precision) for p in precision
+    ):
         finest = max(precision, key=lambda p: p.value)
-        return {lax.Precision.DEFAULT: None, lax.Precision.HIGH: "high"}.get(finest, "exact")
+        return {lax.Precision.DEFAULT: None, lax.Precision.HIGH: "high"}.get(
+            finest, "exact"
+        )
     return "exact"  # a DotAlgorithm or preset states its own arithmetic
 
 
@@ -43,14 +53,17 @@ def _round_operand(ctx, index, value, bits):
     aval = ctx.avals_in[index]
     if aval.dtype != np.float32:
         return value
-    rounding = functools.partial(lax.reduce_precision, exponent_bits=8, mantissa_bits=bits)
+    rounding = functools.partial(
+        lax.reduce_precision, exponent_bits=8, mantissa_bits=bits
+    )
     sub_ctx = ctx.replace(primitive=None, avals_in=[aval], avals_out=[aval])
     (rounded,) = _mlir.lower_fun(rounding, multiple_results=False)(sub_ctx, value)
     return rounded
 
 
 def install(mode):
-    """Make every float32 dot_general lowered for the CPU from now on round its operands."""
+    """Make every float32 dot_general lowered for the CPU from now on round its
+    operands."""
     if mode not in MANTISSA_BITS:
         raise ValueError(f"mode must be one of {sorted(MANTISSA_BITS)}, not {mode!r}")
     if _state["mode"] is None:

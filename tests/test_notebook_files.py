@@ -1,5 +1,7 @@
-"""Static checks on the chapter sources: the table of contents, storage, metadata, setup cell, API."""
+"""Static checks on the chapter sources: the table of contents, storage, metadata, setup
+cell, API."""
 
+import itertools
 import re
 
 import pytest
@@ -20,7 +22,9 @@ from tests.book import (
     toc_files,
 )
 
-notebook_params = pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.name for p in NOTEBOOKS])
+notebook_params = pytest.mark.parametrize(
+    "path", NOTEBOOKS, ids=[p.name for p in NOTEBOOKS]
+)
 
 # Names removed from JAX (or never to be used), matched in code cells only.
 REMOVED_API = [
@@ -46,7 +50,9 @@ def test_toc_and_chapters_agree():
     assert len(listed) == len(set(listed)), f"_toc.yml lists a file twice: {listed}"
     for entry in listed:
         candidates = [ROOT / f"{entry}{suffix}" for suffix in (".ipynb", ".md")]
-        assert any(c.exists() for c in candidates), f"_toc.yml lists {entry}, which does not exist"
+        assert any(c.exists() for c in candidates), (
+            f"_toc.yml lists {entry}, which does not exist"
+        )
     pages = sorted(CHAPTERS.glob("*.ipynb")) + sorted(CHAPTERS.glob("*.md"))
     for page in pages:
         entry = page.relative_to(ROOT).with_suffix("").as_posix()
@@ -59,11 +65,14 @@ def test_numbered_chapters_are_in_reading_order():
 
 
 def strip_arguments():
-    """The nbstripout hook's arguments in .pre-commit-config.yaml (README's command uses them)."""
+    """The nbstripout hook's arguments in .pre-commit-config.yaml (CONTRIBUTING.md's
+    command uses them)."""
     import yaml
 
     config = yaml.safe_load((ROOT / ".pre-commit-config.yaml").read_text())
-    (hook,) = [h for repo in config["repos"] for h in repo["hooks"] if h["id"] == "nbstripout"]
+    (hook,) = [
+        h for repo in config["repos"] for h in repo["hooks"] if h["id"] == "nbstripout"
+    ]
     return hook["args"]
 
 
@@ -81,24 +90,41 @@ NBSTRIPOUT_DEFAULT_KEYS = [
 
 
 def stripped_keys():
-    """Every key the strip command removes: nbstripout's defaults and the hook's --extra-keys."""
+    """Every key the strip command removes: nbstripout's defaults and the hook's
+    --extra-keys."""
     args = strip_arguments()
-    extra = args[args.index("--extra-keys") + 1].split() if "--extra-keys" in args else []
+    extra = (
+        args[args.index("--extra-keys") + 1].split() if "--extra-keys" in args else []
+    )
     return NBSTRIPOUT_DEFAULT_KEYS + extra
+
+
+def test_contributing_strips_as_the_hook_does():
+    """CONTRIBUTING.md's strip command passes the pre-commit hook's arguments."""
+    args = strip_arguments()
+    command = (
+        f'nbstripout --keep-id --extra-keys "{args[args.index("--extra-keys") + 1]}"'
+    )
+    assert "--keep-id" in args and command in (ROOT / "CONTRIBUTING.md").read_text()
 
 
 @notebook_params
 def test_stored_without_outputs(path):
-    """Stored as the strip command leaves it (README.md): no outputs, counts, run or Colab metadata."""
+    """Stored as the strip command leaves it (CONTRIBUTING.md): no outputs, counts, run
+    or Colab metadata."""
     notebook = load_notebook(path)
     for key in stripped_keys():
         namespace, name = key.split(".", 1)
         if namespace == "metadata":
-            assert name.split(".")[-1] not in notebook["metadata"], f"notebook has {key}"
+            assert name.split(".")[-1] not in notebook["metadata"], (
+                f"notebook has {key}"
+            )
     for index, cell in enumerate(notebook["cells"]):
         if cell["cell_type"] == "code":
             assert cell["outputs"] == [], f"cell {index} has outputs"
-            assert cell["execution_count"] is None, f"cell {index} has an execution count"
+            assert cell["execution_count"] is None, (
+                f"cell {index} has an execution count"
+            )
         for key in stripped_keys():
             namespace, name = key.split(".", 1)
             if namespace == "cell":
@@ -109,26 +135,38 @@ def test_stored_without_outputs(path):
 
 @notebook_params
 def test_strip_command_changes_nothing(path):
-    """nbstripout, run with the hook's arguments, leaves the stored notebook as it is."""
-    nbstripout = pytest.importorskip("nbstripout._utils", reason="nbstripout is in requirements.txt")
+    """nbstripout, run with the hook's arguments, leaves the stored notebook as it
+    is."""
+    nbstripout = pytest.importorskip(
+        "nbstripout._utils", reason="nbstripout is in requirements.txt"
+    )
     import nbformat
 
     args = strip_arguments()
     notebook = nbformat.read(path, as_version=nbformat.NO_CONVERT)
     before = nbformat.writes(notebook)
     stripped = nbstripout.strip_output(
-        notebook, keep_output=False, keep_count=False, keep_id="--keep-id" in args,
+        notebook,
+        keep_output=False,
+        keep_count=False,
+        keep_id="--keep-id" in args,
         extra_keys=stripped_keys(),
     )
-    assert nbformat.writes(stripped) == before, "strip it with README.md's command"
+    assert nbformat.writes(stripped) == before, (
+        "strip it with CONTRIBUTING.md's command"
+    )
 
 
 @notebook_params
 def test_metadata(path):
     meta = load_notebook(path)["metadata"]
     assert meta["kernelspec"]["name"] == "python3"
-    assert meta.get("accelerator") in {"GPU", "TPU"}, "Colab metadata must ask for a GPU or TPU"
-    assert meta.get("colab", {}).get("gpuType"), "Colab metadata must name the accelerator type"
+    assert meta.get("accelerator") in {"GPU", "TPU"}, (
+        "Colab metadata must ask for a GPU or TPU"
+    )
+    assert meta.get("colab", {}).get("gpuType"), (
+        "Colab metadata must name the accelerator type"
+    )
 
 
 @notebook_params
@@ -146,20 +184,29 @@ def test_opens_with_setup_cell(path):
     )
     for cell in code_cells(notebook):
         if cell is not setup_cell(notebook):
-            assert "pip install" not in source(cell), "only the setup cell installs packages"
+            assert "pip install" not in source(cell), (
+                "only the setup cell installs packages"
+            )
 
 
 def colab_installs(setup):
-    """The package specs installed under the Colab guard, or [] when there is no install."""
+    """The package specs installed under the Colab guard, or [] when there is no
+    install."""
     lines = setup.splitlines()
     installs = []
     for index, line in enumerate(lines):
         if "pip install" not in line:
             continue
-        assert index > 0 and lines[index - 1].strip().startswith(COLAB_GUARD) and line.startswith(" "), (
-            f"`{line.strip()}` must sit directly under `{COLAB_GUARD}`"
-        )
-        installs += [word for word in line.split("pip install", 1)[1].split() if not word.startswith("-")]
+        assert (
+            index > 0
+            and lines[index - 1].strip().startswith(COLAB_GUARD)
+            and line.startswith(" ")
+        ), f"`{line.strip()}` must sit directly under `{COLAB_GUARD}`"
+        installs += [
+            word
+            for word in line.split("pip install", 1)[1].split()
+            if not word.startswith("-")
+        ]
     return installs
 
 
@@ -172,16 +219,27 @@ def test_colab_installs_only_what_it_lacks_with_the_book_pins(path):
     for spec in installs:
         name, sep, version = spec.partition("==")
         name = normalize(name)
-        assert name not in {"jax", "jaxlib"}, "never install jax or jaxlib: Colab's match its runtime"
+        assert name not in {"jax", "jaxlib"}, (
+            "never install jax or jaxlib: Colab's match its runtime"
+        )
         assert sep, f"{spec} is not pinned"
-        assert pins.get(name) == version, f"{spec} differs from requirements.txt ({pins.get(name)})"
+        assert pins.get(name) == version, (
+            f"{spec} differs from requirements.txt ({pins.get(name)})"
+        )
         installed.add(name)
     code = "\n".join(source(c) for c in code_cells(notebook))
-    imported = {normalize(m) for m in re.findall(r"^\s*(?:import|from)\s+(\w+)", code, re.MULTILINE)}
+    imported = {
+        normalize(m)
+        for m in re.findall(r"^\s*(?:import|from)\s+(\w+)", code, re.MULTILINE)
+    }
     needed = {"distrax", "chex", "tfp-nightly"} if "distrax" in imported else set()
     needed |= imported & COLAB_LACKS
-    assert needed <= installed, f"the Colab setup must install {sorted(needed - installed)}"
-    assert installed <= COLAB_LACKS, f"Colab already has {sorted(installed - COLAB_LACKS)}"
+    assert needed <= installed, (
+        f"the Colab setup must install {sorted(needed - installed)}"
+    )
+    assert installed <= COLAB_LACKS, (
+        f"Colab already has {sorted(installed - COLAB_LACKS)}"
+    )
 
 
 @notebook_params
@@ -189,26 +247,36 @@ def test_no_removed_api_in_code(path):
     for index, cell in enumerate(code_cells(load_notebook(path))):
         for pattern in REMOVED_API:
             match = re.search(pattern, source(cell), re.MULTILINE)
-            assert not match, f"cell {index} uses removed or banned API: {match.group(0)}"
+            assert not match, (
+                f"cell {index} uses removed or banned API: {match.group(0)}"
+            )
 
 
 @notebook_params
 def test_repository_urls_match_config(path):
-    """A fork changes the repository in _config.yml; the notebooks must not disagree with it."""
+    """A fork changes the repository in _config.yml; the notebooks must not disagree
+    with it."""
     slug = repository_slug()
     for cell in code_cells(load_notebook(path)):
-        for found in re.findall(r"(?:github\.com|githubusercontent\.com)/([\w.-]+/[\w.-]+)", source(cell)):
+        for found in re.findall(
+            r"(?:github\.com|githubusercontent\.com)/([\w.-]+/[\w.-]+)", source(cell)
+        ):
             assert found == slug, f"{found} is not the book's repository {slug}"
         for found in re.findall(r"BOOK_REPOSITORY\s*=\s*[\"']([^\"']+)", source(cell)):
-            assert found == slug, f"BOOK_REPOSITORY={found} is not the book's repository {slug}"
+            assert found == slug, (
+                f"BOOK_REPOSITORY={found} is not the book's repository {slug}"
+            )
 
 
 @notebook_params
 def test_raises_exception_cells_are_not_wrapped(path):
-    """A deliberate error is raised for the reader to see, never hidden behind try/except."""
+    """A deliberate error is raised for the reader to see, never hidden behind
+    try/except."""
     for index, cell in enumerate(code_cells(load_notebook(path))):
         if "raises-exception" in tags(cell):
-            assert not re.search(r"^\s*try\s*:", source(cell), re.MULTILINE), f"cell {index}"
+            assert not re.search(r"^\s*try\s*:", source(cell), re.MULTILINE), (
+                f"cell {index}"
+            )
 
 
 numbered = [p for p in NOTEBOOKS if re.match(r"\d\d_", p.name)]
@@ -217,19 +285,23 @@ numbered = [p for p in NOTEBOOKS if re.match(r"\d\d_", p.name)]
 @pytest.mark.parametrize("path", numbered, ids=[p.name for p in numbered])
 def test_chapter_shape(path):
     notebook = load_notebook(path)
-    markdown = "\n".join(source(c) for c in notebook["cells"] if c["cell_type"] == "markdown")
+    markdown = "\n".join(
+        source(c) for c in notebook["cells"] if c["cell_type"] == "markdown"
+    )
     code = "\n".join(source(c) for c in code_cells(notebook))
     exercises = re.findall(r"```\{exercise\}", markdown)
     solutions = re.findall(r"```\{solution-start\}[^\n]*\n:class: dropdown", markdown)
     assert len(exercises) >= 2, "a chapter has at least two exercises"
     assert len(solutions) >= len(exercises), "every exercise has a folded solution"
-    assert re.search(r"^## Summary", markdown, re.MULTILINE), "a chapter ends with ## Summary"
+    assert re.search(r"^## Summary", markdown, re.MULTILINE), (
+        "a chapter ends with ## Summary"
+    )
     assert "assert" in code
 
 
 def test_each_notebook_ends_with_a_link_to_the_next_page():
     listed = toc_files()
-    for entry, following in zip(listed, listed[1:]):
+    for entry, following in itertools.pairwise(listed):
         path = ROOT / f"{entry}.ipynb"
         if not path.exists():
             continue
@@ -242,95 +314,20 @@ def test_each_notebook_ends_with_a_link_to_the_next_page():
         )
 
 
-# Every notebook runs alone in Colab, so helpers are copied from chapter to chapter: a top-level
-# function or class defined in two or more notebooks must have the same text everywhere, so a
-# fix to one copy reaches all of them. Only the names below may differ, each with its reason.
-MAY_DIFFER = {
-    # different functions that happen to share a name: each chapter's own model or step
-    "affine": "ch. 3 maps (params, x), ch. 5 a fixed affine map of one vector",
-    "init_mlp": "ch. 7 and ch. 8 build different networks",
-    "mlp": "ch. 7 and ch. 8 build different networks",
-    "logistic_loss": "ch. 4 takes (w, X, y), ch. 8 a params pytree and a batch",
-    "predict": "ch. 3 and ch. 12 predict with different models",
-    "scale": "ch. 6 and the migration appendix show different functions",
-    "train_step": "each chapter trains its own model with its own optimizer state",
-}
-# Names that the one shared helper replaces: a chapter uses the shared helper, not these.
-REPLACED_BY = {
-    "median_seconds": {"median_time", "timed", "time_it", "timeit_median"},  # the one timing helper
-    "matmul_input_roundoff": {"matmul_input_rounding"},  # the measured rounding of matmul inputs
-}
+IMAGE_FILE = re.compile(r"\S*\.(png|svg|jpe?g|gif|webp|pdf)", re.IGNORECASE)
 
 
-def python_source(text):
-    """A code cell's text with IPython magics and shell lines made `pass` (same indentation);
-    None for a cell magic (`%%...`), whose body is not Python."""
-    if text.lstrip().startswith("%%"):
-        return None
-    lines = []
-    for line in text.splitlines():
-        stripped = line.lstrip()
-        is_magic = stripped.startswith(("%", "!"))
-        lines.append(line[: len(line) - len(stripped)] + "pass" if is_magic else line)
-    return "\n".join(lines)
-
-
-def top_level_definitions(notebook):
-    """[(name, source text)] of every top-level def and class in the notebook's code cells."""
-    import ast
-
-    found = []
-    for index, cell in enumerate(code_cells(notebook)):
-        text = python_source(source(cell))
-        if text is None:
-            continue
-        tree = ast.parse(text, f"cell {index}")  # a cell that is not Python fails the test here
-        for node in tree.body:
-            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-                found.append((node.name, ast.get_source_segment(text, node)))
-    return found
-
-
-def all_definitions():
-    """{name: {notebook file name: [source texts]}} over every notebook."""
-    definitions = {}
-    for path in NOTEBOOKS:
-        for name, text in top_level_definitions(load_notebook(path)):
-            definitions.setdefault(name, {}).setdefault(path.name, []).append(text)
-    return definitions
-
-
-def test_copied_definitions_are_one_and_the_same():
-    different = []
-    for name, copies in sorted(all_definitions().items()):
-        if len(copies) < 2 or name in MAY_DIFFER:
-            continue
-        texts = {text for versions in copies.values() for text in versions}
-        if len(texts) > 1:
-            reference_file, (reference, *_) = next(iter(copies.items()))
-            for file, versions in copies.items():
-                for text in versions:
-                    if text != reference:
-                        different.append(f"{name}: {file}'s copy differs from {reference_file}'s")
-    assert not different, (
-        "a top-level def or class defined in several notebooks must be byte-identical (or listed "
-        "in MAY_DIFFER with the reason):\n" + "\n".join(different)
-    )
-
-
-def test_names_allowed_to_differ_still_differ():
-    """A MAY_DIFFER entry whose copies became identical (or went away) is removed from the list."""
-    definitions = all_definitions()
-    for name in MAY_DIFFER:
-        copies = definitions.get(name, {})
-        texts = {text for versions in copies.values() for text in versions}
-        assert len(copies) >= 2 and len(texts) > 1, f"{name} no longer differs: drop it from MAY_DIFFER"
-
-
-@pytest.mark.parametrize("helper", sorted(REPLACED_BY))
-def test_shared_helpers_are_used(helper):
-    """The shared helpers exist in several chapters, and no chapter redefines them under old names."""
-    definitions = all_definitions()
-    assert len(definitions.get(helper, {})) >= 2, f"expected several chapters to define {helper}"
-    for other in REPLACED_BY[helper]:
-        assert other not in definitions, f"{sorted(definitions[other])}: use {helper}, not {other}"
+@notebook_params
+def test_figure_alt_text_is_not_a_file_name(path):
+    """A figure's alt text (a code cell's metadata mystnb.image.alt, a Markdown image's
+    ![alt](...) or :alt:) says what it shows, not which file it is."""
+    for index, cell in enumerate(load_notebook(path)["cells"]):
+        image = cell.get("metadata", {}).get("mystnb", {}).get("image", {})
+        alts = [image.get("alt", "")] if isinstance(image, dict) else []
+        if cell["cell_type"] == "markdown":
+            alts += re.findall(r"!\[([^\]]*)\]\(", source(cell))
+            alts += re.findall(r"^:alt:(.*)$", source(cell), re.MULTILINE)
+        for alt in alts:
+            assert not IMAGE_FILE.fullmatch(alt.strip()), (
+                f"cell {index}: alt text {alt!r}"
+            )

@@ -1,15 +1,17 @@
-"""Every chapter, executed with float32 matmuls rounded as a TPU (bfloat16) and an A100/H100 (TF32) do.
+"""Every chapter, executed with float32 matmuls rounded as a TPU (bfloat16) and an
+A100/H100 (TF32) do.
 
-On the CPU, XLA ignores `jax_default_matmul_precision`, so a check tuned to this CPU's rounding
-would pass here and fail on a reader's GPU or TPU. Each notebook is executed once per mode with
-tests/precision_emulation.py installed in its kernel before the first cell (see that file for
-what is rounded), and with DeprecationWarning turned into an error after the setup cell, so no
-chapter shows the reader a deprecated call.
+On the CPU, XLA ignores `jax_default_matmul_precision`, so a check tuned to this CPU's
+rounding would pass here and fail on a reader's GPU or TPU. Each notebook is executed
+once per mode with tests/precision_emulation.py installed in its kernel before the first
+cell (see that file for what is rounded), and with DeprecationWarning turned into an
+error after the setup cell, so no chapter shows the reader a deprecated call.
 
-A cell whose point is the exact program text (a jaxpr's equations, an HLO string) may carry the
-tag `exact-program-text`: the rounding is off while it runs. Its prose says why; a cell whose
-claim is numeric must not carry it. The emulation cannot show everything: a GPU also reorders
-operations (fusion, rematerialization), so a GPU run stays the real check.
+A cell whose point is the exact program text (a jaxpr's equations, an HLO string) may
+carry the tag `exact-program-text`: the rounding is off while it runs. Its prose says
+why; a cell whose claim is numeric must not carry it. The emulation cannot show
+everything: a GPU also reorders operations (fusion, rematerialization), so a GPU run
+stays the real check.
 
 Run one chapter: `.venv/bin/pytest tests/test_precision_emulation.py -k 04_autodiff`.
 """
@@ -37,7 +39,8 @@ def code_cell(text):
 
 
 def emulated_notebook(path, mode):
-    """The notebook with the emulation installed first and warnings checked after the setup cell."""
+    """The notebook with the emulation installed first and warnings checked after the
+    setup cell."""
     notebook = nbformat.read(path, as_version=4)
     install = f"{EMULATION.read_text()}\ninstall({mode!r})\n"
     cells = [code_cell(install)]
@@ -49,9 +52,17 @@ def emulated_notebook(path, mode):
         cells.append(cell)
         if exempt:
             cells.append(code_cell("set_enabled(True)"))
-        if cell.cell_type == "code" and "remove-cell" not in tags(cell) and not setup_seen:
+        if (
+            cell.cell_type == "code"
+            and "remove-cell" not in tags(cell)
+            and not setup_seen
+        ):
             setup_seen = True  # the setup cell has imported everything: from here, no deprecated call
-            cells.append(code_cell('import warnings\nwarnings.simplefilter("error", DeprecationWarning)'))
+            cells.append(
+                code_cell(
+                    'import warnings\nwarnings.simplefilter("error", DeprecationWarning)'
+                )
+            )
     notebook.cells = cells
     return notebook
 
@@ -60,8 +71,12 @@ def emulated_notebook(path, mode):
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.stem for p in NOTEBOOKS])
 def test_chapter_under_emulated_precision(request, path, mode):
     notebook = emulated_notebook(path, mode)
-    client = NotebookClient(notebook, timeout=300, kernel_name="python3",
-                            resources={"metadata": {"path": str(CHAPTERS)}})
+    client = NotebookClient(
+        notebook,
+        timeout=300,
+        kernel_name="python3",
+        resources={"metadata": {"path": str(CHAPTERS)}},
+    )
     # limits the kernel's CPU time, reports the wall-clock time (tests/notebook_time_limit.py)
     with measured(request.node.nodeid, f"{path.name} under {mode}"):
         client.execute()  # raises CellExecutionError, with the cell and its traceback, on failure
@@ -102,6 +117,13 @@ print("ok")
 
 @pytest.mark.parametrize("mode", MODES)
 def test_the_emulation_rounds_matmul_operands(mode):
-    result = subprocess.run([sys.executable, "-c", EMULATION_CHECK, str(EMULATION), mode],
-                            capture_output=True, text=True, cwd=ROOT)
-    assert result.returncode == 0 and result.stdout.strip() == "ok", result.stderr[-3000:]
+    result = subprocess.run(
+        [sys.executable, "-c", EMULATION_CHECK, str(EMULATION), mode],
+        capture_output=True,
+        check=False,
+        text=True,
+        cwd=ROOT,
+    )
+    assert result.returncode == 0 and result.stdout.strip() == "ok", result.stderr[
+        -3000:
+    ]

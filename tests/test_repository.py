@@ -1,4 +1,5 @@
-"""The repository around the chapters: pins, workflows, licences, the contributor's guide."""
+"""The repository around the chapters: pins, workflows, licences, the contributor's
+guide."""
 
 import os
 import re
@@ -25,14 +26,17 @@ def skip_or_fail(reason):
 
 
 def test_shared_pins_agree():
-    """requirements-newest.txt repeats only requirements.txt's pins, apart from jax and jaxlib."""
+    """requirements-newest.txt repeats only requirements.txt's pins, apart from jax and
+    jaxlib."""
     main = requirement_pins("requirements.txt")
     newest = requirement_pins("requirements-newest.txt")
     assert NEWEST_ONLY <= newest.keys()
     for name, version in newest.items():
         if name in NEWEST_ONLY:
             continue
-        assert name in main, f"requirements-newest.txt pins {name}, requirements.txt does not"
+        assert name in main, (
+            f"requirements-newest.txt pins {name}, requirements.txt does not"
+        )
         assert version == main[name], (
             f"{name}: requirements-newest.txt pins {version}, requirements.txt {main[name]}"
         )
@@ -40,24 +44,42 @@ def test_shared_pins_agree():
 
 def test_newest_leg_runs_newer_jax():
     main, newest = requirement_pins(), requirement_pins("requirements-newest.txt")
-    key = lambda v: tuple(int(part) for part in v.split("."))  # noqa: E731
+    key = lambda v: tuple(int(part) for part in v.split("."))
     for name in NEWEST_ONLY:
-        assert key(newest[name]) > key(main[name]), f"{name}: the newest leg is not newer"
+        assert key(newest[name]) > key(main[name]), (
+            f"{name}: the newest leg is not newer"
+        )
 
 
 def test_the_pinned_tfp_nightly_still_installs(tmp_path):
-    """The registry prunes old nightlies: the pinned one must still be there to download."""
+    """The registry prunes old nightlies: the pinned one must still be there to
+    download."""
     pin = requirement_pins()["tfp-nightly"]
     done = subprocess.run(
-        [sys.executable, "-m", "pip", "download", "--no-deps", "--quiet", "--dest", str(tmp_path),
-         f"tfp-nightly=={pin}"],
-        capture_output=True, text=True, timeout=300,
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "download",
+            "--no-deps",
+            "--quiet",
+            "--dest",
+            str(tmp_path),
+            f"tfp-nightly=={pin}",
+        ],
+        capture_output=True,
+        check=False,
+        text=True,
+        timeout=300,
     )
     if done.returncode and re.search(
         r"NewConnectionError|Network is unreachable|Temporary failure in name resolution|"
-        r"ConnectTimeout|Max retries exceeded|ProxyError", done.stderr
+        r"ConnectTimeout|Max retries exceeded|ProxyError",
+        done.stderr,
     ):
-        skip_or_fail(f"no network to download tfp-nightly=={pin}: {done.stderr.strip()[-300:]}")
+        skip_or_fail(
+            f"no network to download tfp-nightly=={pin}: {done.stderr.strip()[-300:]}"
+        )
     assert done.returncode == 0, (
         f"tfp-nightly=={pin} no longer downloads; pin a newer nightly in both requirements "
         f"files (or a stable release that works on both legs):\n{done.stderr[-2000:]}"
@@ -78,14 +100,18 @@ def steps(flow):
 
 
 def test_workflows_match_githubs_schema():
-    """check-jsonschema validates each workflow against GitHub's workflow schema (vendored)."""
+    """check-jsonschema validates each workflow against GitHub's workflow schema
+    (vendored)."""
     checker = Path(sys.executable).with_name("check-jsonschema")
-    assert checker.exists(), "check-jsonschema is not installed (requirements.txt pins it)"
+    assert checker.exists(), (
+        "check-jsonschema is not installed (requirements.txt pins it)"
+    )
     files = sorted(WORKFLOWS.glob("*.yml"))
     assert files, "no workflow files"
     done = subprocess.run(
         [str(checker), "--builtin-schema", "vendor.github-workflows", *map(str, files)],
         capture_output=True,
+        check=False,
         text=True,
     )
     assert done.returncode == 0, done.stdout + done.stderr
@@ -99,6 +125,7 @@ def test_the_schema_check_rejects_a_broken_workflow(tmp_path):
     done = subprocess.run(
         [str(checker), "--builtin-schema", "vendor.github-workflows", str(broken)],
         capture_output=True,
+        check=False,
         text=True,
     )
     assert done.returncode != 0, done.stdout
@@ -107,16 +134,32 @@ def test_the_schema_check_rejects_a_broken_workflow(tmp_path):
 def test_test_workflow_runs_ci_on_push_and_pull_request():
     flow = workflow("test.yml")
     assert {"push", "pull_request"} <= set(triggers(flow))
-    python = [s for s in steps(flow) if s.get("uses", "").startswith("actions/setup-python@")]
+    python = [
+        s for s in steps(flow) if s.get("uses", "").startswith("actions/setup-python@")
+    ]
     versions = str(python[0]["with"]["python-version"]).split()
     assert {"3.11", "3.12"} <= set(versions), versions
     assert any(s.get("run", "").strip() == ".ci/run" for s in steps(flow))
 
 
+def test_test_workflow_names_a_browser_the_runner_has():
+    """On GitHub's Ubuntu runners the browser test drives the image's Google Chrome
+    (BOOK_BROWSER), not apt's chromium, which is a snap wrapper there."""
+    from tests.test_site import BROWSERS
+
+    (step,) = [
+        s for s in steps(workflow("test.yml")) if s.get("run", "").strip() == ".ci/run"
+    ]
+    assert step.get("env", {}).get("BOOK_BROWSER") in BROWSERS
+
+
 def test_publish_workflow_deploys_the_site_from_main():
     flow = workflow("publish.yml")
     assert triggers(flow)["push"]["branches"] == ["main"]
-    assert flow["permissions"]["pages"] == "write" and flow["permissions"]["id-token"] == "write"
+    assert (
+        flow["permissions"]["pages"] == "write"
+        and flow["permissions"]["id-token"] == "write"
+    )
     uses = {s.get("uses", "").split("@")[0]: s for s in steps(flow)}
     assert any(s.get("run", "").strip() == "make book" for s in steps(flow))
     assert uses["actions/upload-pages-artifact"]["with"]["path"] == "_build/html"
@@ -128,7 +171,9 @@ def test_newest_jax_workflow_runs_weekly():
     on = triggers(flow)
     assert "workflow_dispatch" in on
     (cron,) = [entry["cron"] for entry in on["schedule"]]
-    assert cron.split()[2:4] == ["*", "*"] and cron.split()[4] != "*", f"not weekly: {cron}"
+    assert cron.split()[2:4] == ["*", "*"] and cron.split()[4] != "*", (
+        f"not weekly: {cron}"
+    )
     assert any(s.get("run", "").strip() == "make test-newest" for s in steps(flow))
 
 
@@ -136,8 +181,21 @@ def test_licences_and_guide_are_in_the_repository():
     assert "Apache License" in (ROOT / "LICENSE").read_text()
     assert "Attribution 4.0 International" in (ROOT / "LICENSE-text").read_text()
     readme = (ROOT / "README.md").read_text()
-    for name in ("CONTRIBUTING.md", "LICENSE", "LICENSE-text", "chapters/data/oaks/README.md"):
+    for name in (
+        "CONTRIBUTING.md",
+        "LICENSE",
+        "LICENSE-text",
+        "chapters/data/oaks/README.md",
+    ):
         assert f"]({name})" in readme, f"README.md does not link {name}"
+
+
+def test_readme_is_a_landing_page():
+    """The README says what the book is and gives the two commands; the rest is in
+    CONTRIBUTING.md."""
+    readme = (ROOT / "README.md").read_text()
+    assert len(readme.splitlines()) <= 50
+    assert "make book" in readme and "make test" in readme
 
 
 @pytest.mark.parametrize("name", ["README.md", "CONTRIBUTING.md"])
@@ -147,5 +205,7 @@ def test_docs_link_nothing_outside_the_repository(name):
     for target in re.findall(r"\]\(([^)#]+)", text):
         if re.match(r"[a-z]+://", target):
             continue
-        assert ".." not in Path(target).parts, f"{name} links {target}, outside the repository"
+        assert ".." not in Path(target).parts, (
+            f"{name} links {target}, outside the repository"
+        )
         assert (ROOT / target).exists(), f"{name} links {target}, which does not exist"
