@@ -27,8 +27,15 @@ sync = load_sync()
 SHARED = sync.helpers()
 # Old names of a shared helper's job: a chapter uses the shared helper instead.
 REPLACED_BY = {
-    "median_seconds": {"median_time", "timed", "time_it", "timeit_median"},
-    "interleaved_seconds": {"interleaved_times", "alternating_seconds"},
+    "interleaved_seconds": {
+        "median_seconds",
+        "median_time",
+        "timed",
+        "time_it",
+        "timeit_median",
+        "interleaved_times",
+        "alternating_seconds",
+    },
     "matmul_input_roundoff": {"matmul_input_rounding"},
 }
 

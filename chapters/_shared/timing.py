@@ -1,5 +1,5 @@
-"""Timing helpers: chapter 1's interleaved_seconds (the one to compare versions with),
-the older chapters' median_seconds, and the case study's compile_timed.
+"""Timing helpers: chapter 1's interleaved_seconds (the one to compare versions with)
+and the case study's compile_timed.
 
 The source of the copies in the notebooks: edit here, then run `make sync`.
 """
@@ -7,7 +7,6 @@ The source of the copies in the notebooks: edit here, then run `make sync`.
 import time
 
 import jax
-import numpy as np
 
 
 def interleaved_seconds(variants, repeats=7):
@@ -19,17 +18,6 @@ def interleaved_seconds(variants, repeats=7):
             jax.block_until_ready(function(*args))
             seconds[name].append(time.perf_counter() - start)
     return seconds
-
-
-def median_seconds(function, *args, repeats=5):
-    """Median wall time of function(*args) after a warm-up call, result ready."""
-    jax.block_until_ready(function(*args))
-    seconds = []
-    for _ in range(repeats):
-        start = time.perf_counter()
-        jax.block_until_ready(function(*args))
-        seconds.append(time.perf_counter() - start)
-    return float(np.median(seconds))
 
 
 def compile_timed(jitted, *args, **kwargs):
