@@ -18,9 +18,8 @@ def collective_ops(compiled):
         n_bytes = 0  # a combined collective returns a tuple: add up its arrays
         for dtype, dims in re.findall(r"(\w+)\[([\d,]*)\]", result_type):
             count = int(np.prod([int(d) for d in dims.split(",") if d]))
-            bits = int(
-                re.sub(r"\D", "", dtype) or 8
-            )  # f32 -> 32, bf16 -> 16, pred -> 8
+            # the digits of the dtype are its bits: f32 -> 32, bf16 -> 16; pred -> 8
+            bits = int(re.sub(r"\D", "", dtype) or 8)
             n_bytes += count * bits // 8
         found.append((opcode, n_bytes))
     return found
