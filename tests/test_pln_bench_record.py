@@ -94,13 +94,8 @@ def test_book_reaches_the_reference_bound(record):
 # (a fresh process) at most this fraction of pyPLNmodels' (both measured in one
 # `make bench` run).
 TARGETS = {1: 0.8, 10: 0.5, 100: 0.25, 1000: 0.1}
-# A target the record misses: the size, and the measured ratio and record as the reason.
-MISSED = {
-    1: "missed: first fit 1.53 s against 1.91 s (0.804 > 0.8); compilation is most of it. "
-    "With the persistent compilation cache (the cached column) 0.239",
-    10: "missed: first fit 2.06 s against 3.12 s (0.661 > 0.5); compilation is most of it. "
-    "With the persistent compilation cache (the cached column) 0.260",
-}
+# Targets the record misses, each with its measured ratio (a strict xfail); none at the moment.
+MISSED: dict[int, str] = {}
 # The roofline point: a warm iteration within this factor of the memory roof.
 ROOF_FACTOR = 3
 ROOF_MISSED = None
