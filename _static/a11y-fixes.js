@@ -19,10 +19,18 @@ document.addEventListener("DOMContentLoaded", () => {
   // - the colour-mode button's icons carry titles ("Light", "Dark", "System Settings") that
   //   count as visible text; the button's name is "Color mode". The icons are decoration: the
   //   button's label and tooltip say what it does.
-  document
-    .querySelectorAll(".theme-switch-button i.theme-switch")
-    .forEach((icon) => {
-      icon.setAttribute("aria-hidden", "true");
-      icon.removeAttribute("title");
+  //   The theme's own scripts may set those titles after this handler has run (a test run
+  //   once caught the titles back on one page), so an observer removes any that come back.
+  const hideColourModeIcons = () =>
+    document.querySelectorAll(".theme-switch-button i.theme-switch").forEach((icon) => {
+      if (icon.getAttribute("aria-hidden") !== "true") icon.setAttribute("aria-hidden", "true");
+      if (icon.hasAttribute("title")) icon.removeAttribute("title");
     });
+  hideColourModeIcons();
+  new MutationObserver(hideColourModeIcons).observe(document.body, {
+    subtree: true,
+    childList: true,
+    attributes: true,
+    attributeFilter: ["title", "aria-hidden"],
+  });
 });
