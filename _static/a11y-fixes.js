@@ -27,10 +27,13 @@ document.addEventListener("DOMContentLoaded", () => {
       if (icon.hasAttribute("title")) icon.removeAttribute("title");
     });
   hideColourModeIcons();
-  new MutationObserver(hideColourModeIcons).observe(document.body, {
-    subtree: true,
-    childList: true,
-    attributes: true,
-    attributeFilter: ["title", "aria-hidden"],
-  });
+  const watchIcons = new MutationObserver(hideColourModeIcons);
+  document.querySelectorAll(".theme-switch-button").forEach((button) =>
+    watchIcons.observe(button, {
+      subtree: true,
+      childList: true,
+      attributes: true,
+      attributeFilter: ["title", "aria-hidden"],
+    }),
+  );
 });
