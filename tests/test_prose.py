@@ -59,8 +59,28 @@ def pages():
     return found
 
 
+def without_code_blocks(markdown):
+    """The markdown less its fenced code blocks (```python, ```text, ...); the fences of a
+    directive (```{note}, ````{exercise}) go, the prose inside them stays."""
+    kept, open_fences = [], []  # each open fence: (its backticks or tildes, is code)
+    for line in markdown.split("\n"):
+        fence = re.match(r"\s*(`{3,}|~{3,})\s*(.*)$", line)
+        if fence:
+            marks, info = fence.groups()
+            top = open_fences[-1][0] if open_fences else None
+            closes = top and not info.strip() and marks[0] == top[0]
+            if closes and len(marks) >= len(top):
+                open_fences.pop()
+            elif not (open_fences and open_fences[-1][1]):
+                open_fences.append((marks, not info.startswith("{")))
+            continue
+        if not (open_fences and open_fences[-1][1]):
+            kept.append(line)
+    return "\n".join(kept)
+
+
 def sentences(markdown):
-    text = re.sub(r"```.*?```|:::.*?:::", " ", markdown, flags=re.DOTALL)
+    text = without_code_blocks(markdown)
     text = re.sub(r"\$\$.*?\$\$|\$[^$\n]+\$|`[^`\n]+`", " X ", text, flags=re.DOTALL)
     text = re.sub(r"\]\([^)]*\)", "]", text)  # link targets
     parts = re.split(r"(?<=[.!?:])\s+(?=[A-Z(*])|\n\s*\n|\n\s*[-*] |\n#+ ", text)
@@ -117,6 +137,8 @@ def test_the_counters_find_what_they_count():
         False,
         True,
     ]
+    fenced = "Prose.\n```{note}\nKept.\n```\n```python\nassert x\n```\nAfter."
+    assert without_code_blocks(fenced).split() == ["Prose.", "Kept.", "After."]
     sanctioned = "The two agree up to float32 rounding."
     assert not ROUNDING.search(SANCTIONED.sub(" ", sanctioned))
     assert ROUNDING.search("The tolerance is 1e-5.")
