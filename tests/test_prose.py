@@ -5,7 +5,8 @@ Two counts over the markdown a reader sees (every notebook's markdown cells, the
 
 - NARRATION: sentences that point the reader at the book's own checks ("the folded cell
   checks ...", "the check below", "asserts that ..."). The landing page says once what
-  folded cells are; the whole book may hold at most MAX_NARRATION such sentences.
+  folded cells are; the whole book may hold at most MAX_NARRATION such sentences. An
+  exercise that asks the reader to assert something sets a task and is not counted.
 - ROUNDING: sentences about rounding, tolerances and error bounds. They belong in the
   numerics appendix (not counted) and in the folded checks; everywhere else together at
   most MAX_ROUNDING. The phrase the book uses to send a reader to the appendix, "equal up
@@ -59,10 +60,11 @@ def pages():
     return found
 
 
-def without_code_blocks(markdown):
+def without_code_blocks(markdown, skip=()):
     """The markdown less its fenced code blocks (```python, ```text, ...); the fences of a
-    directive (```{note}, ````{exercise}) go, the prose inside them stays."""
-    kept, open_fences = [], []  # each open fence: (its backticks or tildes, is code)
+    directive (```{note}, ````{exercise}) go, the prose inside them stays, except inside
+    the directives named in `skip`."""
+    kept, open_fences = [], []  # each open fence: (its backticks or tildes, is skipped)
     for line in markdown.split("\n"):
         fence = re.match(r"\s*(`{3,}|~{3,})\s*(.*)$", line)
         if fence:
@@ -72,27 +74,29 @@ def without_code_blocks(markdown):
             if closes and len(marks) >= len(top):
                 open_fences.pop()
             elif not (open_fences and open_fences[-1][1]):
-                open_fences.append((marks, not info.startswith("{")))
+                directive = re.match(r"\{([\w-]+)\}", info)
+                skipped = not directive or directive.group(1) in skip
+                open_fences.append((marks, skipped))
             continue
         if not (open_fences and open_fences[-1][1]):
             kept.append(line)
     return "\n".join(kept)
 
 
-def sentences(markdown):
-    text = without_code_blocks(markdown)
+def sentences(markdown, skip=()):
+    text = without_code_blocks(markdown, skip)
     text = re.sub(r"\$\$.*?\$\$|\$[^$\n]+\$|`[^`\n]+`", " X ", text, flags=re.DOTALL)
     text = re.sub(r"\]\([^)]*\)", "]", text)  # link targets
     parts = re.split(r"(?<=[.!?:])\s+(?=[A-Z(*])|\n\s*\n|\n\s*[-*] |\n#+ ", text)
     return [" ".join(p.split()) for p in parts if p.strip()]
 
 
-def counted(pattern, skip=(), exempt=None):
+def counted(pattern, skip=(), exempt=None, skip_directives=()):
     hits = {}
     for page, markdown in pages().items():
         if page in skip:
             continue
-        for sentence in sentences(markdown):
+        for sentence in sentences(markdown, skip_directives):
             rest = exempt.sub(" ", sentence) if exempt else sentence
             if pattern.search(rest):
                 hits.setdefault(page, []).append(sentence)
@@ -108,7 +112,7 @@ def report(hits):
 
 
 def test_prose_does_not_narrate_its_checks():
-    hits = counted(NARRATION)
+    hits = counted(NARRATION, skip_directives=("exercise",))
     total = sum(map(len, hits.values()))
     print(report(hits))
     assert total <= MAX_NARRATION, (
@@ -139,6 +143,8 @@ def test_the_counters_find_what_they_count():
     ]
     fenced = "Prose.\n```{note}\nKept.\n```\n```python\nassert x\n```\nAfter."
     assert without_code_blocks(fenced).split() == ["Prose.", "Kept.", "After."]
+    task = "Intro.\n````{exercise} Title\nAssert it.\n````\nOutro."
+    assert without_code_blocks(task, skip=("exercise",)).split() == ["Intro.", "Outro."]
     sanctioned = "The two agree up to float32 rounding."
     assert not ROUNDING.search(SANCTIONED.sub(" ", sanctioned))
     assert ROUNDING.search("The tolerance is 1e-5.")
