@@ -43,3 +43,9 @@ variational variance)."""
         (residuals.T @ residuals + jnp.diag(variance.sum(axis=0))) @ omega
     )
     return -(jnp.sum(per_cell) + n / 2 * logdet_omega - trace / 2 + n * p / 2)
+
+
+def offset_aware_start(data):
+    """M = log(Y + 1) - o and log S^2 = -log(Y + 1): every Poisson rate at its \
+observed count."""
+    return jnp.log(data.counts + 1) - data.log_offsets, -jnp.log(data.counts + 1)
