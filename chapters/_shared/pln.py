@@ -1,35 +1,14 @@
-"""The case study's data, model and record, shared by chapters 10 and 11.
+"""The case study's model, shared by chapters 10 and 11 and the PLN appendix.
 
-The source of the copies in the notebooks: edit here, then run `make sync`. OAKS_DIR,
-OAKS_URL and BENCH_URL are each chapter's own constants (where the data and the race's
-record are read from), defined in the cell before the helper.
+The source of the copies in the notebooks: edit here, then run `make sync`. The data and
+the race's record are read with oaks.py's `book_file` and `load_oaks`.
 """
 
-import csv
-import io
-import json
-import pathlib
-import urllib.request
 from typing import NamedTuple
 
 import jax
 import jax.numpy as jnp
 import numpy as np
-
-
-def read_oaks_csv(name):
-    """Header and rows of one oaks file.
-
-    The local copy, else (in Colab) the book's repository.
-    """
-    local_file = OAKS_DIR / name
-    if local_file.exists():
-        text = local_file.read_text()
-    else:
-        with urllib.request.urlopen(f"{OAKS_URL}/{name}") as response:
-            text = response.read().decode()
-    header, *rows = csv.reader(io.StringIO(text))
-    return header, rows
 
 
 class PLNData(NamedTuple):
@@ -66,13 +45,7 @@ variational variance)."""
     return -(jnp.sum(per_cell) + n / 2 * logdet_omega - trace / 2 + n * p / 2)
 
 
-def read_bench_record():
-    """The race's record (make bench).
-
-    The local copy, else (in Colab) the book's repository.
-    """
-    local_file = pathlib.Path("data/pln_bench.json")
-    if local_file.exists():
-        return json.loads(local_file.read_text())
-    with urllib.request.urlopen(BENCH_URL) as response:
-        return json.loads(response.read().decode())
+def offset_aware_start(data):
+    """M = log(Y + 1) - o and log S^2 = -log(Y + 1): every Poisson rate at its \
+observed count."""
+    return jnp.log(data.counts + 1) - data.log_offsets, -jnp.log(data.counts + 1)
