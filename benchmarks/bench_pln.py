@@ -19,9 +19,9 @@ it, the second's first fit is the *cached* time. Matched both ways: the book's c
 fit is timed warm, stopped at its first iteration at or below the reference's final
 bound (`to_bound`); pyPLNmodels' bound after every step is recorded with its time, so
 its time to the book's final bound is read off (`reference_to_book_s`, None when it
-never gets there; its float32 log shifted to the float64 bound at its end). Every bound is
-evaluated by the book's `concentrated_neg_elbo` in float64 at
-the parameters each fit returns.
+never gets there; its float32 log shifted to the float64 bound at its end). Every
+bound is evaluated by the book's `concentrated_neg_elbo` in float64 at the parameters
+each fit returns.
 """
 
 import argparse
@@ -154,7 +154,7 @@ def main():
     parser.add_argument(
         "--warm",
         default="1:2,10:2,100:2,1000:0",
-        help="warm fits per process and size (pyPLNmodels takes minutes a fit at x1000)",
+        help="warm fits per process and size (a pyPLNmodels fit: minutes at x1000)",
     )
     parser.add_argument(
         "--roofline-rows",

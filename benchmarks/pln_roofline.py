@@ -1,4 +1,4 @@
-"""The race's machine, versions and roofline point (benchmarks/bench_pln.py records them)."""
+"""The race's machine, versions and roofline point (bench_pln.py records them)."""
 
 import os
 import pathlib

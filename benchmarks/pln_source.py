@@ -57,7 +57,7 @@ def fit_source_sha256(chapter=CHAPTER):
 
 
 def book_namespace():
-    """The chapter's pln-fit cells, executed: fit, fit_rprop, concentrated_neg_elbo, ..."""
+    """The chapter's pln-fit cells, executed: fit, fit_rprop, ..."""
     namespace = {"__name__": "pln_book"}
     exec(PREAMBLE + fit_source(), namespace)  # noqa: S102 (the chapter is the source)
     return namespace
@@ -86,7 +86,7 @@ def oaks_data64(book, repeats):
 
 
 def neg_elbo64(book, repeats, latent_mean, latent_variance):
-    """The bound at (M, S^2), evaluated by the book's concentrated_neg_elbo in float64."""
+    """The bound at (M, S^2): the book's concentrated_neg_elbo, in float64."""
     import jax
     import jax.numpy as jnp
 

@@ -1,4 +1,4 @@
-"""One sample of the race, in a fresh process: `python benchmarks/pln_worker.py TOOL ...`.
+"""One sample of the race, in a fresh process: `python pln_worker.py TOOL ...`.
 
 It times one first fit (compilation counted for JAX; PyTorch has none) and `--warm` warm
 fits, saves the parameters of the last one (--params, .npz) and prints one line of JSON.

@@ -1,7 +1,7 @@
-"""chapters/data/pln_bench.json (written by `make bench`) matches chapter 11's fits and is whole.
+"""chapters/data/pln_bench.json (written by `make bench`) matches chapter 11's fits.
 
-Every row carries the hash of the chapter's `pln-fit` cells it ran; a row whose hash is not
-the chapter's is stale, and `make bench` (on an idle machine) records it again.
+Every row carries the hash of the chapter's `pln-fit` cells it ran; a row whose hash is
+not the chapter's is stale, and `make bench` (on an idle machine) records it again.
 """
 
 import json
@@ -21,7 +21,7 @@ def record():
 
 
 def cpu_rows(record):
-    """The CPU rows recorded with this chapter's fits (stale rows fail the test below)."""
+    """The CPU rows recorded with this chapter's fits (stale ones fail a test below)."""
     current = fit_source_sha256()
     return [
         row
@@ -51,7 +51,7 @@ def test_hash_ignores_docstrings_and_comments(tmp_path):
 
 
 def test_record_matches_the_chapter_fit_source(record):
-    """Changing the code of a cell tagged pln-fit in chapter 11 requires `make bench`."""
+    """Changing the code of a pln-fit cell of chapter 11 requires `make bench`."""
     current = fit_source_sha256()
     stale = sorted(
         {
@@ -102,8 +102,8 @@ def test_record_fields(record):
 
 
 def test_bound_scales_with_repeats(record):
-    """Repeating the rows k times multiplies the optimal bound by k: per copy, each fit's
-    bound is the same at every size up to its own convergence (1e-4 relative)."""
+    """Repeating the rows k times multiplies the optimal bound by k: per copy, each
+    fit's bound is the same at every size up to its own convergence (1e-4 relative)."""
     for tool in TOOLS:
         per_copy = [
             row["neg_elbo_per_copy"] for row in cpu_rows(record) if row["tool"] == tool
