@@ -112,6 +112,7 @@ def _base_environment():
     key = hashlib.sha256(
         (
             (ROOT / "requirements-newest.txt").read_text()
+            + (ROOT / "requirements-base.txt").read_text()
             + COLAB_TFP
             + str(FAKE_COLAB)
             + RECIPE

@@ -13,6 +13,7 @@
 """
 
 import os
+import re
 import subprocess
 import sys
 from functools import cache
@@ -21,7 +22,15 @@ from pathlib import Path
 import pytest
 import yaml
 
-from tests.book import BUILD, ROOT, config, load_notebook, source, toc_files
+from tests.book import (
+    BUILD,
+    ROOT,
+    cell_name,
+    config,
+    load_notebook,
+    source,
+    toc_files,
+)
 
 JUPYTER_BOOK = Path(sys.executable).with_name("jupyter-book")
 CHECK_BUILD = BUILD / "check"
@@ -41,6 +50,20 @@ def check_config():
     path = CHECK_BUILD / "_config.yml"
     path.write_text(yaml.safe_dump(settings, sort_keys=False))
     return path
+
+
+def name_cells(line):
+    """A warning's place in a notebook, `page.ipynb:960002:` (myst-nb writes the cell's
+    index plus one, times 10000, plus a line), as `page.ipynb, cell <id>:`."""
+    match = re.match(r"(.+\.ipynb):(\d+):", line)
+    if not match or not Path(match.group(1)).exists():
+        return line
+    cells = load_notebook(match.group(1))["cells"]
+    index = int(match.group(2)) // 10000 - 1
+    if not 0 <= index < len(cells):
+        return line
+    place = f"{Path(match.group(1)).relative_to(ROOT)}, {cell_name(cells[index])}:"
+    return place + line[match.end() :]
 
 
 def test_sources_build_without_warnings():
@@ -70,10 +93,12 @@ def test_sources_build_without_warnings():
         cwd=ROOT,
         env={**os.environ, "NO_COLOR": "1"},
     )
-    log = done.stdout + done.stderr
+    log = re.sub(r"\x1b\[[0-9;]*m", "", done.stdout + done.stderr)
     (CHECK_BUILD / "build.log").write_text(log)
     warnings = [
-        line for line in log.splitlines() if "WARNING:" in line or "ERROR:" in line
+        name_cells(line)
+        for line in log.splitlines()
+        if "WARNING:" in line or "ERROR:" in line
     ]
     assert done.returncode == 0 and not warnings, (
         "the sources do not build cleanly (log in _build/check/build.log):\n"
@@ -105,37 +130,42 @@ class Page:
     """A page's headings' slugs, its labels, and the links and refs it makes."""
 
     def __init__(self, path):
-        from myst_parser.mdit_to_docutils.base import default_slugify
-
         self.path = path
         self.slugs, self.labels, self.links, self.refs = set(), set(), [], []
-        levels = heading_levels()
-        tokens = markdown_parser().parse(self.markdown())
+        for where, markdown in self.markdown_cells():
+            tokens = markdown_parser().parse(markdown)
+            self.read_headings(tokens)
+            self.read(tokens, where)
+
+    def markdown_cells(self):
+        """[(where, markdown)]: the page, or each markdown cell of a notebook."""
+        if self.path.suffix == ".md":
+            return [(self.path.name, self.path.read_text())]
+        return [
+            (f"{self.path.name}, {cell_name(cell)}", source(cell))
+            for cell in load_notebook(self.path)["cells"]
+            if cell["cell_type"] == "markdown"
+        ]
+
+    def read_headings(self, tokens):
+        """The slug of each heading up to myst_heading_anchors, as MyST computes it."""
+        from myst_parser.mdit_to_docutils.base import default_slugify
+
         for index, token in enumerate(tokens):
-            if token.type == "heading_open" and int(token.tag[1]) <= levels:
+            if token.type == "heading_open" and int(token.tag[1]) <= heading_levels():
                 title = "".join(
                     child.content
                     for child in tokens[index + 1].children or []
                     if child.type in ("text", "code_inline")
                 )
-                slug = default_slugify(title)
-                unique, n = slug, 0
+                slug = unique = default_slugify(title)
+                n = 0
                 while unique in self.slugs:
                     n += 1
                     unique = f"{slug}-{n}"
                 self.slugs.add(unique)
-        self.read(tokens)
 
-    def markdown(self):
-        if self.path.suffix == ".md":
-            return self.path.read_text()
-        return "\n\n".join(
-            source(cell)
-            for cell in load_notebook(self.path)["cells"]
-            if cell["cell_type"] == "markdown"
-        )
-
-    def read(self, tokens):
+    def read(self, tokens, where):
         for token in tokens:
             if token.type == "myst_target":
                 self.labels.add(token.content.strip())
@@ -151,14 +181,14 @@ class Page:
                         line.startswith(":") and line.count(":") >= 2 and not body
                     ):
                         body.append(line)
-                self.read(markdown_parser().parse("\n".join(body)))
+                self.read(markdown_parser().parse("\n".join(body)), where)
             for child in token.children or []:
                 if child.type == "link_open":
-                    self.links.append(child.attrs["href"])
+                    self.links.append((where, child.attrs["href"]))
                 elif child.type == "myst_role" and child.meta.get("name") == "ref":
                     text = child.content.strip()
                     label = text.rsplit("<", 1)[1].rstrip(">") if "<" in text else text
-                    self.refs.append(label.strip())
+                    self.refs.append((where, label.strip()))
 
 
 def pages():
@@ -178,7 +208,7 @@ def read_pages():
 def broken_anchors(page, known):
     """The links of `page` to a heading or label that its target page lacks."""
     broken = []
-    for href in page.links:
+    for where, href in page.links:
         target, sep, anchor = href.partition("#")
         if not sep or "://" in target or not anchor:
             continue
@@ -187,15 +217,19 @@ def broken_anchors(page, known):
         path = (page.path.parent / target).resolve() if target else page.path
         other = known.get(path)
         if other is None:
-            broken.append(f"{href} (no such page in the book)")
+            broken.append(f"{where}: {href} (no such page in the book)")
         elif anchor not in other.slugs | other.labels:
-            broken.append(f"{href} (no heading or label {anchor!r} there)")
+            broken.append(f"{where}: {href} (no heading or label {anchor!r} there)")
     return broken
 
 
 def broken_refs(page, known):
     labels = {label for other in known.values() for label in other.labels}
-    return [f"{{ref}}`{label}`" for label in page.refs if label not in labels]
+    return [
+        f"{where}: {{ref}}`{label}` (no such label in the book)"
+        for where, label in page.refs
+        if label not in labels
+    ]
 
 
 PAGES = pages()
@@ -206,7 +240,7 @@ def test_links_to_headings_and_labels_resolve(path):
     known = read_pages()
     page = known[path]
     broken = broken_anchors(page, known) + broken_refs(page, known)
-    assert not broken, "links to nothing: " + ", ".join(broken)
+    assert not broken, "links to nothing:\n" + "\n".join(broken)
 
 
 def test_the_anchor_check_finds_a_broken_link():
@@ -216,10 +250,10 @@ def test_the_anchor_check_finds_a_broken_link():
     probe = Page.__new__(Page)
     probe.path = ROOT / "intro.md"
     probe.links = [
-        f"chapters/{some.path.name}#{first}",
-        f"chapters/{some.path.name}#{first}-no-such-heading",
-        "chapters/no_such_page.ipynb#x",
+        ("probe", f"chapters/{some.path.name}#{first}"),
+        ("probe", f"chapters/{some.path.name}#{first}-no-such-heading"),
+        ("probe", "chapters/no_such_page.ipynb#x"),
     ]
-    probe.refs = ["no-such-label-anywhere"]
+    probe.refs = [("probe", "no-such-label-anywhere")]
     assert len(broken_anchors(probe, known)) == 2
     assert len(broken_refs(probe, known)) == 1
