@@ -38,10 +38,10 @@ check_python = @$(1) -c 'import sys, venv; sys.exit(sys.version_info[:2] != tupl
 	|| { echo "make: needs Python $(2) with venv at '$(1)': install python$(2) and python$(2)-venv (Debian/Ubuntu: apt install python$(2) python$(2)-venv python3-venv; or pyenv install $(2)), or set $(3)=/path/to/python$(2)"; exit 1; }
 
 # The checks that execute nothing (make check; make test runs them too), on $(JOBS) cores:
-# one of them builds the site's sources with execution off (tests/test_site_sources.py).
+# one of them builds the site's sources with execution off (tests/test_book_sources.py).
 STATIC_TESTS := tests/test_notebook_files.py tests/test_format.py tests/test_repository.py \
 	tests/test_shared_helpers.py tests/test_paths.py tests/test_oaks_download.py \
-	tests/test_pln_bench_record.py tests/test_site_cache.py tests/test_site_sources.py
+	tests/test_pln_bench_record.py tests/test_site_cache.py tests/test_book_sources.py
 
 # What `make fix` and the pre-commit hook strip (tests/test_notebook_files.py: they agree)
 STRIP := $(BIN)/nbstripout --keep-id --extra-keys "cell.metadata.colab cell.metadata.executionInfo cell.metadata.outputId cell.metadata.id"
@@ -145,14 +145,18 @@ test-changed: $(STAMP)
 
 test: test-main test-newest
 
-# Two runs: first every notebook execution and every check that needs no site, on $(JOBS)
-# cores (nbmake stores each executed notebook in the site's execution cache); then the site,
-# built from that cache, and the browser test. The second runs even when the first failed.
+# The site's tests: one build (from the execution cache) and one browser
+SITE_TESTS := tests/test_site.py tests/test_site_pages.py
+
+# Two runs: first every notebook execution (nbmake, both emulations, each notebook alone as
+# in Colab) and every check that needs no site, on $(JOBS) cores (nbmake stores each executed
+# notebook in the site's execution cache); then the site, built from that cache, and the
+# browser test. The second runs even when the first failed.
 test-main: $(STAMP) $(AXE)
 	$(call check_python,$(BIN)/python,$(MAIN_PY),PYTHON)
 	status=0; \
-	$(BIN)/pytest -n $(JOBS) --dist worksteal --ignore=tests/test_site.py || status=1; \
-	$(BIN)/pytest tests/test_site.py || status=1; \
+	$(BIN)/pytest -n $(JOBS) --dist worksteal $(addprefix --ignore=,$(SITE_TESTS)) || status=1; \
+	$(BIN)/pytest $(SITE_TESTS) || status=1; \
 	exit $$status
 
 # BOOK_LEG=newest tells tests/test_colab_setup.py that it runs in the newest-JAX environment.

@@ -145,7 +145,7 @@ def test_test_workflow_runs_ci_on_push_and_pull_request():
 def test_test_workflow_names_a_browser_the_runner_has():
     """On GitHub's Ubuntu runners the browser test drives the image's Google Chrome
     (BOOK_BROWSER), not apt's chromium, which is a snap wrapper there."""
-    from tests.test_site import BROWSERS
+    from tests.site import BROWSERS
 
     (step,) = [
         s for s in steps(workflow("test.yml")) if s.get("run", "").strip() == ".ci/run"
