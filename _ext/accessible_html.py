@@ -9,7 +9,7 @@ hold list items (axe-core: aria-required-children). In each page's body:
 - docutils writes the bibliography as `<div role="list" class="citation-list">`, whose
   children are not list items: the citations are a plain sequence, so the role goes.
 The theme's own buttons are written by templates in _templates/ (theme-switcher.html,
-search-button-field.html, toggle-primary-sidebar.html); tests/test_site_html.py checks
+search-button-field.html, toggle-primary-sidebar.html); tests/test_site.py checks
 the written pages.
 """
 
