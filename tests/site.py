@@ -30,7 +30,14 @@ AXE_LOCK = ROOT / "tests" / "package-lock.json"
 def build_site():
     """`jupyter-book build --all -W -n --keep-going` (a fresh Sphinx environment, so a
     warning from an earlier run is not hidden by an incremental build); executed outputs
-    come from the execution cache. The log goes to _build/build.log."""
+    come from the execution cache. The log goes to _build/build.log.
+
+    BOOK_REUSE_SITE=1 skips the build and tests the site already in _build/html (built
+    by an earlier run or `make book`): to repeat the browser test on one build.
+    """
+    if os.environ.get("BOOK_REUSE_SITE") == "1":
+        assert (HTML / "index.html").exists(), "BOOK_REUSE_SITE=1, but no _build/html"
+        return HTML
     result = subprocess.run(
         [str(JUPYTER_BOOK), "build", str(ROOT), "--all", "-W", "-n", "--keep-going"],
         capture_output=True,
