@@ -4,8 +4,9 @@ accessible names when the page is written (no script patches them after load).
 A control's accessible name must contain its visible text, so that a voice-control user
 can say what they see (WCAG 2.5.3, axe-core: label-content-name-mismatch); a list must
 hold list items (axe-core: aria-required-children). In each page's body:
-- myst-nb's folded cells write `<summary aria-label="Toggle hidden content">`, which shows
-  "Show code cell source" (or "Hide ..."): without the label, the name is that line;
+- myst-nb's folded cells write `<summary aria-label="Toggle hidden content">`, which
+  shows "Show code cell source" (or "Hide ..."): without the label, the name is that
+  line;
 - docutils writes the bibliography as `<div role="list" class="citation-list">`, whose
   children are not list items: the citations are a plain sequence, so the role goes.
 The theme's own buttons are written by templates in _templates/ (theme-switcher.html,
@@ -17,7 +18,10 @@ import re
 
 FIXES = [
     (re.compile(r'<summary aria-label="Toggle hidden content">'), "<summary>"),
-    (re.compile(r'<div role="list" class="citation-list">'), '<div class="citation-list">'),
+    (
+        re.compile(r'<div role="list" class="citation-list">'),
+        '<div class="citation-list">',
+    ),
 ]
 
 

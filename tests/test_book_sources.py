@@ -252,7 +252,7 @@ def test_the_anchor_check_finds_a_broken_link():
     probe.links = [
         ("probe", f"chapters/{some.path.name}#{first}"),
         ("probe", f"chapters/{some.path.name}#{first}-no-such-heading"),
-        ("probe", "chapters/no_such_page.ipynb#x"),
+        ("probe", "chapters/" + "no_such_page.ipynb#x"),
     ]
     probe.refs = [("probe", "no-such-label-anywhere")]
     assert len(broken_anchors(probe, known)) == 2

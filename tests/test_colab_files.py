@@ -137,7 +137,7 @@ import urllib.error, urllib.request
 with urllib.request.urlopen({prefix + "README.md"!r}) as response:
     assert response.read() == open({str(ROOT / "README.md")!r}, "rb").read()
 for url, error in [
-    ({prefix + "no/such/file.csv"!r}, urllib.error.HTTPError),
+    ({prefix + "no/such/" + "file.csv"!r}, urllib.error.HTTPError),
     ("https://example.com/", urllib.error.URLError),
 ]:
     try:

@@ -144,7 +144,9 @@ def test_buttons_and_folds_are_named_in_the_html(built_site):
     for html in pages(built_site):
         text = html.read_text()
         name = html.relative_to(built_site)
-        switch = re.search(r"<button[^>]*theme-switch-button.*?</button>", text, re.DOTALL)
+        switch = re.search(
+            r"<button[^>]*theme-switch-button.*?</button>", text, re.DOTALL
+        )
         assert switch, f"{name}: no colour-mode button"
         icons = re.findall(r"<i [^>]*>", switch.group(0))
         assert len(icons) == 3, f"{name}: {icons}"
