@@ -137,7 +137,9 @@ def main():
             "No chapter changed and no shared helper that a chapter uses: nothing to run."
         )
         return 0
-    print("Testing (main leg, bfloat16 and TF32 emulation):", " ".join(names))
+    print(
+        "Testing (main leg, bfloat16 and TF32 emulation):", " ".join(names), flush=True
+    )
     command = [
         str(Path(sys.executable).with_name("pytest")),
         *args.run,
