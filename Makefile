@@ -39,11 +39,11 @@ check_python = @$(1) -c 'import sys, venv; sys.exit(sys.version_info[:2] != tupl
 
 # The checks that execute nothing (make check; make test runs them too), on $(JOBS) cores:
 # one of them builds the site's sources with execution off (tests/test_book_sources.py).
-STATIC_TESTS := tests/test_notebook_files.py tests/test_format.py tests/test_repository.py \
-	tests/test_shared_helpers.py tests/test_paths.py tests/test_oaks_download.py \
+STATIC_TESTS := tests/test_notebook_files.py tests/test_stripped.py tests/test_format.py \
+	tests/test_repository.py tests/test_shared_helpers.py tests/test_paths.py tests/test_oaks_download.py \
 	tests/test_pln_bench_record.py tests/test_site_cache.py tests/test_book_sources.py
 
-# What `make fix` and the pre-commit hook strip (tests/test_notebook_files.py: they agree)
+# What `make fix` and the pre-commit hook strip (tests/test_stripped.py: they agree)
 STRIP := $(BIN)/nbstripout --keep-id --extra-keys "cell.metadata.colab cell.metadata.executionInfo cell.metadata.outputId cell.metadata.id"
 # The Python that ruff formats and lints, besides the notebooks
 PY_DIRS := tests benchmarks chapters/_shared _ext

@@ -162,23 +162,26 @@ def test_buttons_and_folds_are_named_in_the_html(built_site):
 
 
 def test_one_print_is_one_output_box(built_site):
-    """myst-nb writes each stream chunk as its own box unless streams are merged: a cell
-    whose stdout came in several chunks shows one box for them."""
+    """myst-nb writes each stream chunk as its own box unless streams are merged
+    (nb_merge_streams): a cell shows at most one stdout box and one stderr box, however
+    many chunks its prints came in."""
     chunked = 0
     for path in NOTEBOOKS:
         executed = executed_notebook(path)
         html = (built_site / "chapters" / path.with_suffix(".html").name).read_text()
-        boxes = html.count('class="output stream highlight-myst-ansi notranslate"')
-        streams = 0
+        boxes = len(re.findall(r'class="output (?:stream|stderr) ', html))
+        expected = 0
         for cell in code_cells(executed):
             if HIDDEN_OUTPUT & set(tags(cell)):
                 continue
-            kinds = [
-                output.get("name")
+            names = [
+                output["name"]
                 for output in cell["outputs"]
                 if output["output_type"] == "stream"
             ]
-            chunked += len(kinds) > len(set(kinds))
-            streams += len(set(kinds))
-        assert boxes <= streams, f"{path.name}: {boxes} stream boxes for {streams}"
+            if "remove-stderr" in tags(cell):
+                names = [name for name in names if name != "stderr"]
+            chunked += len(names) > len(set(names))
+            expected += len(set(names))
+        assert boxes == expected, f"{path.name}: {boxes} stream boxes, not {expected}"
     assert chunked, "no cell printed in several chunks: the check ran on nothing"
