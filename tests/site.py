@@ -97,6 +97,9 @@ class Reader:
 
     def __init__(self, browser, viewport):
         self.context = browser.new_context(viewport=viewport)
+        # A busy machine (CI, or several builds at once) loads a page in more than
+        # Playwright's default 30 s.
+        self.context.set_default_timeout(180_000)
         self.page = self.context.new_page()
         self.console_errors = []
         self.blocked = []

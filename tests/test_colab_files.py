@@ -85,20 +85,26 @@ def ipython_dir(tmp_path_factory):
 
 
 def failed_cell(notebook):
-    """The first code cell with an error it was not tagged to raise."""
+    """The first code cell with an error it was not tagged to raise, else the last cell
+    that started (the one a timeout stopped)."""
+    started = None
     for cell in notebook.cells:
-        if cell.cell_type != "code" or "raises-exception" in tags(cell):
+        if cell.cell_type != "code":
+            continue
+        if cell.get("execution_count") is not None:
+            started = cell
+        if "raises-exception" in tags(cell):
             continue
         if any(output.output_type == "error" for output in cell.get("outputs", [])):
             return cell
-    return None
+    return started
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.name for p in NOTEBOOKS])
 def test_runs_alone_in_an_empty_folder(path, tmp_path, ipython_dir):
     import nbformat
     from nbclient import NotebookClient
-    from nbclient.exceptions import CellExecutionError
+    from nbclient.exceptions import CellExecutionError, CellTimeoutError
 
     work = tmp_path / "content"  # Colab's working directory holds nothing of the book
     work.mkdir()
@@ -115,7 +121,7 @@ def test_runs_alone_in_an_empty_folder(path, tmp_path, ipython_dir):
     env.pop("PYTHONPATH", None)
     try:
         client.execute(env=env)
-    except CellExecutionError as error:
+    except (CellExecutionError, CellTimeoutError) as error:
         cell = failed_cell(notebook)
         where = cell_name(cell) if cell is not None else "a cell"
         pytest.fail(
