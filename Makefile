@@ -56,13 +56,13 @@ CHAPTER = $(wildcard chapters/$(CH)*.ipynb)
 	check-python-newest
 
 help:
-	@echo "make check                 every static check (files, format, lint, pins, workflows, shared helpers, paths, links) and the site's sources built without executing; < 1 min"
+	@echo "make check                 every static check (files, format, lint, pins, workflows, helpers, paths, links), the sources built unexecuted; < 1 min"
 	@echo "make fix                   strip the notebooks, ruff format, ruff check --fix, make sync"
 	@echo "make test-changed          the chapters you changed or whose shared helpers you changed (vs main), on the main leg and both emulations"
 	@echo "make test-chapter CH=04    one chapter executed on the main leg and under both emulated precisions"
 	@echo "make test-chapter HELPER=interleaved_seconds   the same for every chapter that uses a shared helper"
 	@echo "make test                  everything CI runs (.ci/run): test-main, then test-newest"
-	@echo "  make test-main           .venv: every notebook (nbmake, both emulations), every check, the site and the browser test"
+	@echo "  make test-main           .venv: every notebook (nbmake, both emulations, alone as in Colab), every check, the site, the browser test"
 	@echo "  make test-newest         .venv-newest: every notebook on the newest JAX, the JAX guard, each setup cell as in Colab"
 	@echo "make book                  execute what the cache lacks and build the site into _build/html"
 	@echo "make sync                  write chapters/_shared/*.py into the notebooks that use them"
