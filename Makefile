@@ -37,25 +37,37 @@ AXE := tests/node_modules/axe-core/axe.min.js
 check_python = @$(1) -c 'import sys, venv; sys.exit(sys.version_info[:2] != tuple(map(int, "$(2)".split("."))))' 2>/dev/null \
 	|| { echo "make: needs Python $(2) with venv at '$(1)': install python$(2) and python$(2)-venv (Debian/Ubuntu: apt install python$(2) python$(2)-venv python3-venv; or pyenv install $(2)), or set $(3)=/path/to/python$(2)"; exit 1; }
 
-# The checks that execute nothing (make check; make test runs them too)
-STATIC_TESTS := tests/test_notebook_files.py tests/test_format.py tests/test_repository.py \
-	tests/test_shared_helpers.py tests/test_paths.py tests/test_oaks_download.py \
-	tests/test_pln_bench_record.py tests/test_site_cache.py
+# The checks that execute nothing (make check; make test runs them too), on $(JOBS) cores:
+# one of them builds the site's sources with execution off (tests/test_book_sources.py).
+STATIC_TESTS := tests/test_notebook_files.py tests/test_stripped.py tests/test_format.py \
+	tests/test_repository.py tests/test_shared_helpers.py tests/test_paths.py tests/test_oaks_download.py \
+	tests/test_pln_bench_record.py tests/test_site_cache.py tests/test_book_sources.py
+
+# What `make fix` and the pre-commit hook strip (tests/test_stripped.py: they agree)
+STRIP := $(BIN)/nbstripout --keep-id --extra-keys "cell.metadata.colab cell.metadata.executionInfo cell.metadata.outputId cell.metadata.id"
+# The Python that ruff formats and lints, besides the notebooks
+PY_DIRS := tests benchmarks chapters/_shared _ext
 
 # The notebook that `make test-chapter CH=04` means: chapters/04*.ipynb (CH=appendix_numerics works too)
 CHAPTER = $(wildcard chapters/$(CH)*.ipynb)
 
-.PHONY: help venv venv-newest venv-bench check sync test-chapter test test-main test-newest \
-	book bench clean check-python check-python-newest
+.PHONY: help venv venv-newest venv-bench check sync fix test-chapter test-changed test \
+	test-main test-newest book prose diff-driver hooks bench clean check-python \
+	check-python-newest
 
 help:
-	@echo "make check                 every static check (files, format, lint, pins, workflows, shared helpers, paths); < 1 min"
+	@echo "make check                 every static check (files, format, lint, pins, workflows, helpers, paths, links), the sources built unexecuted; < 1 min"
+	@echo "make fix                   strip the notebooks, ruff format, ruff check --fix, make sync"
+	@echo "make test-changed          the chapters you changed or whose shared helpers you changed (vs main), on the main leg and both emulations"
 	@echo "make test-chapter CH=04    one chapter executed on the main leg and under both emulated precisions"
+	@echo "make test-chapter HELPER=interleaved_seconds   the same for every chapter that uses a shared helper"
 	@echo "make test                  everything CI runs (.ci/run): test-main, then test-newest"
-	@echo "  make test-main           .venv: every notebook (nbmake, both emulations), every check, the site and the browser test"
+	@echo "  make test-main           .venv: every notebook (nbmake, both emulations, alone as in Colab), every check, the site, the browser test"
 	@echo "  make test-newest         .venv-newest: every notebook on the newest JAX, the JAX guard, each setup cell as in Colab"
 	@echo "make book                  execute what the cache lacks and build the site into _build/html"
 	@echo "make sync                  write chapters/_shared/*.py into the notebooks that use them"
+	@echo "make prose                 each chapter as MyST text (jupytext) under _build/prose/, for reading and review"
+	@echo "make diff-driver           git diff/log/show notebooks as MyST text in this clone; make hooks: pre-commit install"
 	@echo "make bench                 the race of chapter 11 (.venv-bench; run it on an idle machine)"
 	@echo "make venv venv-newest      create the environments (the targets above do it when needed)"
 	@echo "make clean                 remove _build (executed outputs, execution cache, screenshots)"
@@ -73,16 +85,16 @@ check-python:
 check-python-newest:
 	$(call check_python,$(PYTHON_NEWEST),$(NEWEST_PY),PYTHON_NEWEST)
 
-# Reinstalls when requirements.txt changes.
-$(STAMP): requirements.txt | check-python
+# Reinstalls when requirements.txt or the base file it includes changes.
+$(STAMP): requirements.txt requirements-base.txt | check-python
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(call check_python,$(BIN)/python,$(MAIN_PY),PYTHON)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet -r requirements.txt
 	touch $(STAMP)
 
-# Reinstalls when requirements-newest.txt changes.
-$(STAMP_NEWEST): requirements-newest.txt | check-python-newest
+# Reinstalls when requirements-newest.txt or the base file it includes changes.
+$(STAMP_NEWEST): requirements-newest.txt requirements-base.txt | check-python-newest
 	test -x $(BIN_NEWEST)/python || $(PYTHON_NEWEST) -m venv $(VENV_NEWEST)
 	$(call check_python,$(BIN_NEWEST)/python,$(NEWEST_PY),PYTHON_NEWEST)
 	$(BIN_NEWEST)/python -m pip install --quiet --upgrade pip
@@ -103,29 +115,48 @@ $(AXE): tests/package-lock.json
 
 check: $(STAMP)
 	$(call check_python,$(BIN)/python,$(MAIN_PY),PYTHON)
-	$(BIN)/pytest -q $(STATIC_TESTS)
+	$(BIN)/pytest -q -n $(JOBS) $(STATIC_TESTS)
 
 sync: $(STAMP)
 	$(call check_python,$(BIN)/python,$(MAIN_PY),PYTHON)
 	$(BIN)/python chapters/_shared/sync.py
 
+# What the checks of `make check` can repair by themselves (then run `make check` again).
+fix: $(STAMP)
+	$(call check_python,$(BIN)/python,$(MAIN_PY),PYTHON)
+	$(STRIP) chapters/*.ipynb
+	$(BIN)/python chapters/_shared/sync.py
+	$(BIN)/ruff format chapters $(PY_DIRS)
+	-$(BIN)/ruff check --fix chapters $(PY_DIRS)
+
+# CH=04 (chapters/04*.ipynb), or HELPER=name: every chapter that uses that shared helper.
 test-chapter: $(STAMP)
 	$(call check_python,$(BIN)/python,$(MAIN_PY),PYTHON)
-	@test -n "$(CH)" && test $(words $(CHAPTER)) = 1 \
-		|| { echo "make: CH must name one notebook, e.g. make test-chapter CH=04 (chapters/04_*.ipynb); CH=$(CH) matches: $(CHAPTER)"; exit 1; }
-	$(BIN)/pytest -n 3 $(CHAPTER) tests/test_precision_emulation.py \
-		-k "$(notdir $(CHAPTER)) or $(basename $(notdir $(CHAPTER)))"
+	@test -n "$(CH)$(HELPER)" \
+		|| { echo "make: name a chapter or a shared helper: make test-chapter CH=04, or HELPER=interleaved_seconds"; exit 1; }
+	$(BIN)/python tests/changed.py $(addprefix --chapter ,$(CH)) $(addprefix --helper ,$(HELPER)) \
+		--run -n $(JOBS)
+
+# Every chapter changed against main (committed or not), and every chapter that uses a shared
+# helper whose definition changed (tests/changed.py).
+test-changed: $(STAMP)
+	$(call check_python,$(BIN)/python,$(MAIN_PY),PYTHON)
+	$(BIN)/python tests/changed.py --run -n $(JOBS)
 
 test: test-main test-newest
 
-# Two runs: first every notebook execution and every check that needs no site, on $(JOBS)
-# cores (nbmake stores each executed notebook in the site's execution cache); then the site,
-# built from that cache, and the browser test. The second runs even when the first failed.
+# The site's tests: one build (from the execution cache) and one browser
+SITE_TESTS := tests/test_site.py tests/test_site_pages.py
+
+# Two runs: first every notebook execution (nbmake, both emulations, each notebook alone as
+# in Colab) and every check that needs no site, on $(JOBS) cores (nbmake stores each executed
+# notebook in the site's execution cache); then the site, built from that cache, and the
+# browser test. The second runs even when the first failed.
 test-main: $(STAMP) $(AXE)
 	$(call check_python,$(BIN)/python,$(MAIN_PY),PYTHON)
 	status=0; \
-	$(BIN)/pytest -n $(JOBS) --dist worksteal --ignore=tests/test_site.py || status=1; \
-	$(BIN)/pytest tests/test_site.py || status=1; \
+	$(BIN)/pytest -n $(JOBS) --dist worksteal $(addprefix --ignore=,$(SITE_TESTS)) || status=1; \
+	$(BIN)/pytest $(SITE_TESTS) || status=1; \
 	exit $$status
 
 # BOOK_LEG=newest tells tests/test_colab_setup.py that it runs in the newest-JAX environment.
@@ -137,6 +168,26 @@ test-newest: $(STAMP_NEWEST)
 book: $(STAMP)
 	$(call check_python,$(BIN)/python,$(MAIN_PY),PYTHON)
 	$(BIN)/jupyter-book build . --all -W -n --keep-going
+
+# Each chapter and appendix as MyST Markdown (jupytext): the prose and code as text, to read
+# or review (CONTRIBUTING.md, "Reviewing prose").
+prose: $(STAMP)
+	$(call check_python,$(BIN)/python,$(MAIN_PY),PYTHON)
+	$(BIN)/python -c 'import pathlib, jupytext; out = pathlib.Path("_build/prose"); \
+		out.mkdir(parents=True, exist_ok=True); \
+		[jupytext.write(jupytext.read(p), out / f"{p.stem}.md", fmt="md:myst") \
+		 for p in sorted(pathlib.Path("chapters").glob("*.ipynb"))]'
+	@echo "make: the chapters as MyST text are in _build/prose/"
+
+# git diff, log -p and show print notebooks as MyST text (.gitattributes names the driver;
+# this sets it up in this clone's .git/config).
+diff-driver: $(STAMP)
+	git config diff.notebook.textconv "$(abspath $(BIN))/jupytext --quiet --to myst -o -"
+	git config diff.notebook.cachetextconv true
+
+# pre-commit runs .pre-commit-config.yaml's local hooks (this venv's tools) on each commit.
+hooks: $(STAMP)
+	$(BIN)/pre-commit install
 
 # The race of chapter 11 (pyPLNmodels against the book's fit) on this machine: rewrites the
 # CPU rows of chapters/data/pln_bench.json (rows of other devices are kept).

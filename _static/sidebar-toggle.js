@@ -15,7 +15,6 @@
     const sidebar = document.getElementById("pst-primary-sidebar");
     const buttons = document.querySelectorAll(".bd-header-article .primary-toggle");
     buttons.forEach(function (button) {
-      button.setAttribute("aria-label", "Toggle the chapter list");
       button.addEventListener(
         "click",
         function (event) {

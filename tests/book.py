@@ -43,6 +43,11 @@ def source(cell):
     return text if isinstance(text, str) else "".join(text)
 
 
+def cell_name(cell):
+    """How a failure names a cell: by its id, which stays when cells move or are added."""
+    return f"cell {cell.get('id', '?')}"
+
+
 def tags(cell):
     return cell.get("metadata", {}).get("tags", [])
 

@@ -64,7 +64,7 @@ BASE = WORK / "base"
 # TensorFlow Probability's stable release, which Colab ships (the newest one on PyPI).
 COLAB_TFP = "tensorflow-probability==0.25.0"
 # What Colab lacks among the book's pins: the setup cells install these.
-NOT_ON_COLAB = ["distrax", "chex", "tfp-nightly", "equinox"]
+NOT_ON_COLAB = ["distrax", "chex", "tfp-nightly", "equinox", "grain"]
 # Stand-ins for the google.colab package a Colab kernel imports at start, and for its `output`
 # module, which jax imports when it finds google.colab (for its Colab debugger UI).
 FAKE_COLAB = {
@@ -112,6 +112,7 @@ def _base_environment():
     key = hashlib.sha256(
         (
             (ROOT / "requirements-newest.txt").read_text()
+            + (ROOT / "requirements-base.txt").read_text()
             + COLAB_TFP
             + str(FAKE_COLAB)
             + RECIPE

@@ -1,25 +1,49 @@
 """Code fits the page: every notebook, and the Python around them (tests/, benchmarks/,
-chapters/_shared/, _ext/), ruff-formatted and lint-clean with pyproject.toml's settings;
-no notebook code line over 88 columns; checks kept quiet (at most 10% of the
-reader-visible code lines of a notebook are checks)."""
+chapters/_shared/, _ext/), ruff-formatted and lint-clean with pyproject.toml's settings
+(which select E501: no notebook or shared-helper line over 88 columns); checks kept
+quiet (at most 10% of the reader-visible code lines of a notebook are checks).
 
+ruff runs once over every file (`ruff format --check --diff`, `ruff check`); each
+file's test reports its part, a notebook's by cell id (`make fix` formats and fixes).
+"""
+
+import json
+import re
 import shutil
 import subprocess
 import sys
+from functools import cache
 from pathlib import Path
 
 import pytest
 
-from tests.book import NOTEBOOKS, ROOT, code_cells, load_notebook, source, tags
+from tests.book import (
+    NOTEBOOKS,
+    ROOT,
+    cell_name,
+    code_cells,
+    load_notebook,
+    source,
+    tags,
+)
 
 notebook_params = pytest.mark.parametrize(
     "path", NOTEBOOKS, ids=[p.name for p in NOTEBOOKS]
 )
 
-LINE_LENGTH = 88  # pyproject.toml's [tool.ruff] line-length (test_line_length_is_ruffs)
 MAX_CHECK_SHARE = 0.10
 # Cells a reader does not see unfolded: their lines do not count as reader-visible.
 HIDDEN = {"hide-input", "remove-input", "remove-cell"}
+
+PYTHON = [
+    path
+    for folder in ("tests", "benchmarks", "chapters/_shared", "_ext")
+    for path in sorted((ROOT / folder).glob("*.py"))
+]
+python_params = pytest.mark.parametrize(
+    "path", PYTHON, ids=[p.relative_to(ROOT).as_posix() for p in PYTHON]
+)
+FILES = [*NOTEBOOKS, *PYTHON]
 
 
 def ruff():
@@ -33,39 +57,87 @@ def ruff():
 
 def run_ruff(*args):
     return subprocess.run(
-        [ruff(), *args], capture_output=True, check=False, text=True, cwd=ROOT
+        [ruff(), *args, *map(str, FILES)],
+        capture_output=True,
+        check=False,
+        text=True,
+        cwd=ROOT,
     )
 
 
-PYTHON = [
-    path
-    for folder in ("tests", "benchmarks", "chapters/_shared", "_ext")
-    for path in sorted((ROOT / folder).glob("*.py"))
-]
-python_params = pytest.mark.parametrize(
-    "path", PYTHON, ids=[p.relative_to(ROOT).as_posix() for p in PYTHON]
-)
+def cell_ids(path):
+    """{ruff's cell number (1-based over all cells): 'cell <id>'}."""
+    cells = load_notebook(path)["cells"]
+    return {index + 1: cell_name(cell) for index, cell in enumerate(cells)}
 
 
-def test_line_length_is_ruffs():
-    import tomllib
+@cache
+def format_diffs():
+    """{path: the diff `ruff format` would apply}, a notebook's per changed cell."""
+    done = run_ruff("format", "--check", "--diff")
+    diffs, current = {}, None
+    for line in done.stdout.splitlines(keepends=True):
+        header = re.match(r"--- (.+?)(?::cell (\d+))?\n$", line)
+        if header:
+            current = (ROOT / header.group(1)).resolve()
+            diffs.setdefault(current, [])
+        if current is not None:
+            diffs[current].append(line)
+    return {path: "".join(lines) for path, lines in diffs.items()}, done.stderr
 
-    config = tomllib.loads((ROOT / "pyproject.toml").read_text())
-    assert config["tool"]["ruff"]["line-length"] == LINE_LENGTH
+
+def readable_diff(path, diff):
+    """The notebook's diff with only the cells that change, each named by its id."""
+    if path.suffix != ".ipynb":
+        return diff
+    names = cell_ids(path)
+    chunks = re.split(r"(?m)^(?=--- )", diff)
+    kept = []
+    for chunk in chunks:
+        if "\n@@" not in chunk:
+            continue  # ruff's header for a cell that does not change
+        chunk = re.sub(
+            r":cell (\d+)$",
+            lambda m: f" {names.get(int(m.group(1)), 'cell ' + m.group(1))}",
+            chunk,
+            flags=re.MULTILINE,
+        )
+        kept.append(chunk)
+    return "".join(kept)
+
+
+@cache
+def lint_findings():
+    """{path: ['<place>: <code> <message>']} from one `ruff check` of every file."""
+    done = run_ruff("check", "--output-format", "json")
+    findings = {}
+    for item in json.loads(done.stdout or "[]"):
+        path = Path(item["filename"]).resolve()
+        place = f"line {item['location']['row']}"
+        if item.get("cell") is not None:
+            place = f"{cell_ids(path).get(item['cell'], 'cell ?')}, {place}"
+        findings.setdefault(path, []).append(
+            f"{place}: {item['code']} {item['message']}"
+        )
+    return findings
 
 
 def check_format(path):
-    done = run_ruff("format", "--check", "--diff", str(path))
-    assert done.returncode == 0, (
-        f"run `ruff format {path.relative_to(ROOT)}`:\n"
-        + done.stdout[-3000:]
-        + done.stderr[-1000:]
+    diffs, errors = format_diffs()
+    diff = diffs.get(path.resolve())
+    assert diff is None, (
+        f"run `make fix` (or `ruff format {path.relative_to(ROOT)}`):\n"
+        + readable_diff(path, diff)[:6000]
+        + errors[-1000:]
     )
 
 
 def check_lint(path):
-    done = run_ruff("check", "--output-format", "concise", str(path))
-    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-1000:]
+    found = lint_findings().get(path.resolve(), [])
+    assert not found, (
+        "run `make fix` (ruff check --fix), then fix the rest by hand:\n"
+        + "\n".join(found)
+    )
 
 
 @notebook_params
@@ -88,16 +160,24 @@ def test_ruff_check(path):
     check_lint(path)
 
 
-@notebook_params
-def test_code_lines_fit_the_page(path):
-    """No line of any code cell (comments and strings too) is longer than 88 columns."""
-    long = [
-        f"cell {index}: {len(line)} columns: {line[:60]}..."
-        for index, cell in enumerate(code_cells(load_notebook(path)))
-        for line in source(cell).splitlines()
-        if len(line) > LINE_LENGTH
-    ]
-    assert not long, "\n".join(long)
+def test_format_failures_name_the_cell_and_show_the_diff(tmp_path):
+    """A badly formatted notebook cell is reported by its id, with ruff's diff."""
+    notebook = load_notebook(NOTEBOOKS[0])
+    cell = code_cells(notebook)[-1]
+    cell["source"] = "x  =  1\n"
+    copy = tmp_path / NOTEBOOKS[0].name
+    copy.write_text(json.dumps(notebook))
+    done = subprocess.run(
+        [ruff(), "format", "--check", "--diff", "--no-cache", str(copy)],
+        capture_output=True,
+        check=False,
+        text=True,
+        cwd=tmp_path,
+    )
+    shown = readable_diff(copy, done.stdout)
+    assert f"{copy.name} {cell_name(cell)}" in shown
+    assert "-x  =  1" in shown and "+x = 1" in shown
+    assert shown.count("\n--- ") + shown.startswith("--- ") == 1
 
 
 def check_share(notebook):

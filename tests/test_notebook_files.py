@@ -10,6 +10,7 @@ from tests.book import (
     CHAPTERS,
     NOTEBOOKS,
     ROOT,
+    cell_name,
     code_cells,
     load_notebook,
     normalize,
@@ -37,7 +38,7 @@ REMOVED_API = [
     r"^\s*import\s+jax\.numpy\s+as\s+np\b",
 ]
 # Packages a Colab runtime lacks; a chapter importing one must install it in its setup cell.
-COLAB_LACKS = {"distrax", "chex", "tfp-nightly", "equinox"}
+COLAB_LACKS = {"distrax", "chex", "tfp-nightly", "equinox", "grain"}
 COLAB_GUARD = 'if "google.colab" in sys.modules:'
 
 
@@ -62,99 +63,6 @@ def test_toc_and_chapters_agree():
 def test_numbered_chapters_are_in_reading_order():
     numbered = [f for f in toc_files() if re.match(r"chapters/\d\d_", f)]
     assert numbered == sorted(numbered)
-
-
-def strip_arguments():
-    """The nbstripout hook's arguments in .pre-commit-config.yaml (CONTRIBUTING.md's
-    command uses them)."""
-    import yaml
-
-    config = yaml.safe_load((ROOT / ".pre-commit-config.yaml").read_text())
-    (hook,) = [
-        h for repo in config["repos"] for h in repo["hooks"] if h["id"] == "nbstripout"
-    ]
-    return hook["args"]
-
-
-# What nbstripout strips by default (nbstripout 0.9.1's main()), besides outputs and counts.
-NBSTRIPOUT_DEFAULT_KEYS = [
-    "metadata.signature",
-    "metadata.widgets",
-    "cell.metadata.collapsed",
-    "cell.metadata.ExecuteTime",
-    "cell.metadata.execution",
-    "cell.metadata.heading_collapsed",
-    "cell.metadata.hidden",
-    "cell.metadata.scrolled",
-]
-
-
-def stripped_keys():
-    """Every key the strip command removes: nbstripout's defaults and the hook's
-    --extra-keys."""
-    args = strip_arguments()
-    extra = (
-        args[args.index("--extra-keys") + 1].split() if "--extra-keys" in args else []
-    )
-    return NBSTRIPOUT_DEFAULT_KEYS + extra
-
-
-def test_contributing_strips_as_the_hook_does():
-    """CONTRIBUTING.md's strip command passes the pre-commit hook's arguments."""
-    args = strip_arguments()
-    command = (
-        f'nbstripout --keep-id --extra-keys "{args[args.index("--extra-keys") + 1]}"'
-    )
-    assert "--keep-id" in args and command in (ROOT / "CONTRIBUTING.md").read_text()
-
-
-@notebook_params
-def test_stored_without_outputs(path):
-    """Stored as the strip command leaves it (CONTRIBUTING.md): no outputs, counts, run
-    or Colab metadata."""
-    notebook = load_notebook(path)
-    for key in stripped_keys():
-        namespace, name = key.split(".", 1)
-        if namespace == "metadata":
-            assert name.split(".")[-1] not in notebook["metadata"], (
-                f"notebook has {key}"
-            )
-    for index, cell in enumerate(notebook["cells"]):
-        if cell["cell_type"] == "code":
-            assert cell["outputs"] == [], f"cell {index} has outputs"
-            assert cell["execution_count"] is None, (
-                f"cell {index} has an execution count"
-            )
-        for key in stripped_keys():
-            namespace, name = key.split(".", 1)
-            if namespace == "cell":
-                parent, _, leaf = name.rpartition(".")
-                holder = cell.get(parent, {}) if parent else cell
-                assert leaf not in holder, f"cell {index} has {name}"
-
-
-@notebook_params
-def test_strip_command_changes_nothing(path):
-    """nbstripout, run with the hook's arguments, leaves the stored notebook as it
-    is."""
-    nbstripout = pytest.importorskip(
-        "nbstripout._utils", reason="nbstripout is in requirements.txt"
-    )
-    import nbformat
-
-    args = strip_arguments()
-    notebook = nbformat.read(path, as_version=nbformat.NO_CONVERT)
-    before = nbformat.writes(notebook)
-    stripped = nbstripout.strip_output(
-        notebook,
-        keep_output=False,
-        keep_count=False,
-        keep_id="--keep-id" in args,
-        extra_keys=stripped_keys(),
-    )
-    assert nbformat.writes(stripped) == before, (
-        "strip it with CONTRIBUTING.md's command"
-    )
 
 
 @notebook_params
@@ -244,11 +152,11 @@ def test_colab_installs_only_what_it_lacks_with_the_book_pins(path):
 
 @notebook_params
 def test_no_removed_api_in_code(path):
-    for index, cell in enumerate(code_cells(load_notebook(path))):
+    for cell in code_cells(load_notebook(path)):
         for pattern in REMOVED_API:
             match = re.search(pattern, source(cell), re.MULTILINE)
             assert not match, (
-                f"cell {index} uses removed or banned API: {match.group(0)}"
+                f"{cell_name(cell)} uses removed or banned API: {match.group(0)}"
             )
 
 
@@ -262,7 +170,9 @@ def test_repository_urls_match_config(path):
             r"(?:github\.com|githubusercontent\.com)/([\w.-]+/[\w.-]+)", source(cell)
         ):
             assert found == slug, f"{found} is not the book's repository {slug}"
-        for found in re.findall(r"BOOK_REPOSITORY\s*=\s*[\"']([^\"']+)", source(cell)):
+        for found in re.findall(
+            r"(?:BOOK_REPOSITORY|repository)\s*=\s*[\"']([^\"']+)", source(cell)
+        ):
             assert found == slug, (
                 f"BOOK_REPOSITORY={found} is not the book's repository {slug}"
             )
@@ -272,10 +182,10 @@ def test_repository_urls_match_config(path):
 def test_raises_exception_cells_are_not_wrapped(path):
     """A deliberate error is raised for the reader to see, never hidden behind
     try/except."""
-    for index, cell in enumerate(code_cells(load_notebook(path))):
+    for cell in code_cells(load_notebook(path)):
         if "raises-exception" in tags(cell):
-            assert not re.search(r"^\s*try\s*:", source(cell), re.MULTILINE), (
-                f"cell {index}"
+            assert not re.search(r"^\s*try\s*:", source(cell), re.MULTILINE), cell_name(
+                cell
             )
 
 
@@ -321,7 +231,7 @@ IMAGE_FILE = re.compile(r"\S*\.(png|svg|jpe?g|gif|webp|pdf)", re.IGNORECASE)
 def test_figure_alt_text_is_not_a_file_name(path):
     """A figure's alt text (a code cell's metadata mystnb.image.alt, a Markdown image's
     ![alt](...) or :alt:) says what it shows, not which file it is."""
-    for index, cell in enumerate(load_notebook(path)["cells"]):
+    for cell in load_notebook(path)["cells"]:
         image = cell.get("metadata", {}).get("mystnb", {}).get("image", {})
         alts = [image.get("alt", "")] if isinstance(image, dict) else []
         if cell["cell_type"] == "markdown":
@@ -329,5 +239,5 @@ def test_figure_alt_text_is_not_a_file_name(path):
             alts += re.findall(r"^:alt:(.*)$", source(cell), re.MULTILINE)
         for alt in alts:
             assert not IMAGE_FILE.fullmatch(alt.strip()), (
-                f"cell {index}: alt text {alt!r}"
+                f"{cell_name(cell)}: alt text {alt!r}"
             )

@@ -14,8 +14,9 @@ from tests.book import ROOT, requirement_pins
 
 IN_CI = os.environ.get("CI") == "true"
 WORKFLOWS = ROOT / ".github" / "workflows"
-# The pins that differ on purpose between the legs: the newest-JAX leg exists to run these.
-NEWEST_ONLY = {"jax", "jaxlib"}
+# The pins that differ on purpose between the legs: the newest-JAX leg exists to run jax and
+# jaxlib; flax follows (0.12.8, the newest for Python 3.11, fails to import on jax 0.12).
+NEWEST_ONLY = {"jax", "jaxlib", "flax"}
 
 
 def skip_or_fail(reason):
@@ -26,8 +27,8 @@ def skip_or_fail(reason):
 
 
 def test_shared_pins_agree():
-    """requirements-newest.txt repeats only requirements.txt's pins, apart from jax and
-    jaxlib."""
+    """requirements-newest.txt repeats only requirements.txt's pins, apart from jax,
+    jaxlib and flax."""
     main = requirement_pins("requirements.txt")
     newest = requirement_pins("requirements-newest.txt")
     assert NEWEST_ONLY <= newest.keys()
@@ -131,24 +132,64 @@ def test_the_schema_check_rejects_a_broken_workflow(tmp_path):
     assert done.returncode != 0, done.stdout
 
 
-def test_test_workflow_runs_ci_on_push_and_pull_request():
+def job_running(flow, command):
+    """The one job of `flow` with a step that runs `command`."""
+    (job,) = [
+        job
+        for job in flow["jobs"].values()
+        if any(s.get("run", "").strip() == command for s in job.get("steps", []))
+    ]
+    return job
+
+
+def python_version(job):
+    (step,) = [
+        s for s in job["steps"] if s.get("uses", "").startswith("actions/setup-python@")
+    ]
+    return str(step["with"]["python-version"]).strip()
+
+
+def test_ci_script_runs_make_test_by_default():
+    """`.ci/run` alone is everything CI runs (`make -k test`); the workflow's jobs pass
+    it one target each."""
+    text = (ROOT / ".ci" / "run").read_text()
+    assert 'targets=("${@:-test}")' in text and 'make -k "${targets[@]}"' in text
+
+
+def test_test_workflow_runs_checks_and_both_legs_side_by_side():
+    """On push and pull request: `make check` as its own fast job, the main leg (Python
+    3.11) and the newest-JAX leg (Python 3.12) as parallel jobs, each through .ci/run."""
     flow = workflow("test.yml")
     assert {"push", "pull_request"} <= set(triggers(flow))
-    python = [
-        s for s in steps(flow) if s.get("uses", "").startswith("actions/setup-python@")
+    check = job_running(flow, ".ci/run check")
+    main = job_running(flow, ".ci/run test-main")
+    newest = job_running(flow, ".ci/run test-newest")
+    assert python_version(check) == python_version(main) == "3.11"
+    assert python_version(newest) == "3.12"
+    assert not any("needs" in job for job in (check, main, newest)), "in parallel"
+
+
+def test_test_workflow_uploads_the_built_site():
+    """A reviewer downloads the built site (and the screenshots) from the main job's run,
+    even when a test failed."""
+    main = job_running(workflow("test.yml"), ".ci/run test-main")
+    (upload,) = [
+        s
+        for s in main["steps"]
+        if s.get("uses", "").startswith("actions/upload-artifact@")
     ]
-    versions = str(python[0]["with"]["python-version"]).split()
-    assert {"3.11", "3.12"} <= set(versions), versions
-    assert any(s.get("run", "").strip() == ".ci/run" for s in steps(flow))
+    assert upload.get("if") == "always()"
+    assert "_build/html" in upload["with"]["path"].split()
 
 
 def test_test_workflow_names_a_browser_the_runner_has():
     """On GitHub's Ubuntu runners the browser test drives the image's Google Chrome
     (BOOK_BROWSER), not apt's chromium, which is a snap wrapper there."""
-    from tests.test_site import BROWSERS
+    from tests.site import BROWSERS
 
+    main = job_running(workflow("test.yml"), ".ci/run test-main")
     (step,) = [
-        s for s in steps(workflow("test.yml")) if s.get("run", "").strip() == ".ci/run"
+        s for s in main["steps"] if s.get("run", "").strip() == ".ci/run test-main"
     ]
     assert step.get("env", {}).get("BOOK_BROWSER") in BROWSERS
 
