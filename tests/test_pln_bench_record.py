@@ -134,7 +134,9 @@ def test_rprop_in_jax_is_the_reference_algorithm(record):
 # this fraction of pyPLNmodels' (both measured in one `make bench` run).
 TARGETS = {1: 0.7, 10: 0.45, 100: 0.2, 1000: 0.1}
 # Targets the record misses, each with its measured ratio (a strict xfail).
-MISSED: dict[int, str] = {}
+MISSED: dict[int, str] = {
+    100: "x100: 0.210 of pyPLNmodels' first fit (target 0.2), make bench 2026-11-25",
+}
 
 
 @pytest.mark.parametrize(

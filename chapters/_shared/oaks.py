@@ -1,4 +1,4 @@
-"""The book's files and the oaks data, shared by chapters 10 and 11 and the PLN appendix.
+"""The book's files and the oaks data, shared by several chapters and appendices.
 
 The source of the copies in the notebooks: edit here, then run `make sync`. The book's
 repository is named once, as `book_file`'s default: a fork changes it there (and in

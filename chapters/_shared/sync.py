@@ -30,8 +30,8 @@ ROOT = CHAPTERS.parent
 # different functions that happen to share a name, each chapter's own model or step.
 # Every other name defined in two or more notebooks must be a shared helper above.
 MAY_DIFFER = {
-    "concentrated_neg_elbo": "ch. 11 takes log S^2 and the sum of log Y!, the PLN appendix "
-    "S^2 (the same bound)",
+    "concentrated_neg_elbo": "ch. 11 takes log S^2 and the sum of log Y!, the PLN "
+    "appendix S^2 (the same bound)",
     "affine": "ch. 3 maps (params, x), ch. 5 a fixed affine map of one vector",
     "init_mlp": "ch. 7 and ch. 8 build different networks",
     "mlp": "ch. 7 and ch. 8 build different networks",
