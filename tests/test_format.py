@@ -206,3 +206,27 @@ def test_checks_stay_quiet(path):
         f"{checks} of {visible} reader-visible code lines are checks "
         f"({checks / max(visible, 1):.1%}); move checks into a hide-input cell after the section"
     )
+
+
+# Chapter 11's length budget (issue 31: the case study read in 45 minutes): its
+# reader-visible code lines, and the longest reader-visible cell.
+CASE_STUDY = "11_pln_faster.ipynb"
+MAX_VISIBLE_LINES, MAX_CELL_LINES = 350, 30
+
+
+def test_case_study_stays_short():
+    notebook = load_notebook(ROOT / "chapters" / CASE_STUDY)
+    long_cells = []
+    for cell in code_cells(notebook):
+        if HIDDEN & set(tags(cell)):
+            continue
+        lines = [line for line in source(cell).splitlines() if line.strip()]
+        if len(lines) > MAX_CELL_LINES:
+            long_cells.append(f"{cell_name(cell)}: {len(lines)} lines")
+    assert not long_cells, (
+        f"reader-visible cells over {MAX_CELL_LINES} lines: {long_cells}"
+    )
+    visible, _ = check_share(notebook)
+    assert visible <= MAX_VISIBLE_LINES, (
+        f"{visible} reader-visible code lines (limit {MAX_VISIBLE_LINES})"
+    )
