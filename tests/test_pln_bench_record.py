@@ -4,6 +4,7 @@ Every row carries the hash of the chapter's `pln-fit` cells it ran; a row whose 
 not the chapter's is stale, and `make bench` (on an idle machine) records it again.
 """
 
+import datetime
 import json
 
 import pytest
@@ -28,6 +29,45 @@ def cpu_rows(record):
         for row in record["rows"]
         if row["device"] == "cpu" and row.get("fit_source_sha256") == current
     ]
+
+
+def cpu_records(record):
+    """Each CPU run of this chapter's fits with its rows: the newest (the one the chapters
+    read) and the one `make bench` kept from the run before (record["earlier"])."""
+    current = fit_source_sha256()
+    pairs = [(run, record["rows"]) for run in record["runs"]]
+    pairs += [
+        (earlier["run"], earlier["rows"]) for earlier in record.get("earlier", [])
+    ]
+    return [
+        (
+            run,
+            [
+                row
+                for row in rows
+                if row["device"] == "cpu" and row["fit_source_sha256"] == current
+            ],
+        )
+        for run, rows in pairs
+        if run["device"] == "cpu" and run["fit_source_sha256"] == current
+    ]
+
+
+def test_two_separate_cpu_records(record):
+    """Issue 31's targets are held in two records taken in separate runs of `make bench`:
+    the older one's date (written when its races ended) is before the newer one began."""
+    records = cpu_records(record)
+    assert len(records) == 2, "run `make bench` twice on an idle machine"
+    (newer, newer_rows), (older, older_rows) = records
+    when = datetime.datetime.fromisoformat
+    newer_began = when(newer["date"]) - datetime.timedelta(
+        seconds=newer["bench_seconds"]
+    )
+    assert when(older["date"]) <= newer_began
+    for rows in (newer_rows, older_rows):
+        assert {(row["tool"], row["repeats"]) for row in rows} == {
+            (tool, size) for tool in TOOLS for size in SIZES
+        }
 
 
 def test_chapter_tags_the_fit_source():
@@ -131,7 +171,8 @@ def test_rprop_in_jax_is_the_reference_algorithm(record):
 
 
 # Issue 31's targets, compile counted: the book's first fit (a fresh process) at most
-# this fraction of pyPLNmodels' (both measured in one `make bench` run).
+# this fraction of pyPLNmodels' (both measured in one `make bench` run), in each of the
+# two records.
 TARGETS = {1: 0.7, 10: 0.45, 100: 0.2, 1000: 0.1}
 # Targets the record misses, each with its measured ratio (a strict xfail).
 MISSED: dict[int, str] = {
@@ -151,11 +192,16 @@ MISSED: dict[int, str] = {
 def test_performance_target(record, repeats):
     """A strict xfail marks a target the record misses: a record that meets it fails the
     xfail, and MISSED must lose that size."""
-    rows = {row["tool"]: row for row in cpu_rows(record) if row["repeats"] == repeats}
-    if not rows:
+    ratios = {}
+    for run, rows in cpu_records(record):
+        tools = {row["tool"]: row for row in rows if row["repeats"] == repeats}
+        if tools:
+            ratios[run["date"]] = (
+                tools["jax"]["first_s_min"] / tools["pyPLNmodels"]["first_s_min"]
+            )
+    if not ratios:
         pytest.skip(f"x{repeats}: no row of this chapter's fits (make bench)")
-    ratio = rows["jax"]["first_s_min"] / rows["pyPLNmodels"]["first_s_min"]
-    assert ratio <= TARGETS[repeats], (
-        f"x{repeats}: the book's first fit took {ratio:.3f} of pyPLNmodels' time, "
-        f"target {TARGETS[repeats]:.3f}"
+    assert max(ratios.values()) <= TARGETS[repeats], (
+        f"x{repeats}: the book's first fit took {ratios} of pyPLNmodels' time "
+        f"(run: ratio), target {TARGETS[repeats]:.3f} in each"
     )
