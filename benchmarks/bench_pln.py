@@ -219,6 +219,10 @@ def main():
         "warm_fits_per_process": warm,
         "bench_seconds": None,
     }
+    if args.device != "cpu":  # the accelerator's name (jax.devices()[0].device_kind)
+        import jax
+
+        run["accelerator"] = jax.devices()[0].device_kind
     roofline_row = next(
         (r for r in rows if r["tool"] == "jax" and r["repeats"] == args.roofline_rows),
         None,

@@ -46,13 +46,13 @@ def _without_docstrings(tree):
 
 
 def fit_source_sha256(chapter=CHAPTER):
-    """sha256 of the fit's top-level statements' syntax trees, docstrings removed,
-    sorted: a change of code changes it; comments, docstrings, formatting and the
-    order of the cells and definitions do not."""
+    """sha256 of the fit's top-level statements, parsed and written back out by `ast`
+    (docstrings removed), sorted: a change of code changes it; comments, docstrings,
+    formatting and the order of the cells and definitions do not. `ast.unparse`, not
+    `ast.dump`, whose output differs between Python versions (3.11 and 3.12): a GPU
+    machine's Python 3.12 gives the hash of the CPU record's Python 3.11."""
     tree = _without_docstrings(ast.parse(fit_source(chapter)))
-    statements = sorted(
-        ast.dump(statement, include_attributes=False) for statement in tree.body
-    )
+    statements = sorted(ast.unparse(statement) for statement in tree.body)
     return hashlib.sha256("\n".join(statements).encode()).hexdigest()
 
 
