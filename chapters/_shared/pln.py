@@ -46,6 +46,6 @@ variational variance)."""
 
 
 def offset_aware_start(data):
-    """M = log(Y + 1) - o and log S^2 = -log(Y + 1): every Poisson rate at its \
-observed count."""
+    """M = log(Y + 1) - o and log S^2 = -log(Y + 1): every rate exp(o + M) \
+at its observed count plus one."""
     return jnp.log(data.counts + 1) - data.log_offsets, -jnp.log(data.counts + 1)
