@@ -71,7 +71,7 @@ def run_worker(tool, repeats, device, warm, cache_dir=None, to_bound=None):
         return sample
 
 
-def race_size(book, repeats, device, n_samples, warm, cached=True):
+def race_size(book, repeats, device, n_samples, warm, measure_cached=True):
     """Rows of the three tools at one size."""
     collected = {tool: [] for tool in TOOLS}
     for sample in range(n_samples):
@@ -79,7 +79,7 @@ def race_size(book, repeats, device, n_samples, warm, cached=True):
         for tool in TOOLS[shift:] + TOOLS[:shift]:
             print(f"x{repeats} sample {sample + 1}/{n_samples}: {tool}", flush=True)
             collected[tool].append(run_worker(tool, repeats, device, warm))
-            if cached and tool != "pyPLNmodels":  # a new cache: one fills it, one reads
+            if measure_cached and tool != "pyPLNmodels":  # a new cache: fill, read
                 with tempfile.TemporaryDirectory() as cache_dir:
                     run_worker(tool, repeats, device, 0, cache_dir)
                     cached = run_worker(tool, repeats, device, 0, cache_dir)
@@ -206,7 +206,7 @@ def main():
             args.device,
             samples.get(repeats, 1),
             warm.get(repeats, 0),
-            cached=repeats in cached_sizes,
+            measure_cached=repeats in cached_sizes,
         )
     run = {
         "device": args.device,

@@ -61,13 +61,18 @@ def _round_operand(ctx, index, value, bits):
     return rounded
 
 
-def install(mode):
-    """Make every float32 dot_general lowered for the CPU from now on round its
-    operands."""
+def install(mode, platform="cpu"):
+    """Make every float32 dot_general lowered for `platform` from now on round its
+    operands. The tests use the CPU; benchmarks/gpu/ installs it for "cuda", where the
+    GPU's own TF32 rounding of the already-rounded operands is exact."""
     if mode not in MANTISSA_BITS:
         raise ValueError(f"mode must be one of {sorted(MANTISSA_BITS)}, not {mode!r}")
     if _state["mode"] is None:
-        original = _mlir._platform_specific_lowerings["cpu"][lax.dot_general_p].rule
+        # the platform's own rule (the CPU has one), else the generic rule (a GPU)
+        rules = _mlir._platform_specific_lowerings[platform]
+        original = (
+            rules.get(lax.dot_general_p) or _mlir._lowerings[lax.dot_general_p]
+        ).rule
 
         def emulated_dot_general(ctx, lhs, rhs, *, precision, **params):
             level = _level(precision)
@@ -77,7 +82,9 @@ def install(mode):
                 rhs = _round_operand(ctx, 1, rhs, bits)
             return original(ctx, lhs, rhs, precision=precision, **params)
 
-        _mlir.register_lowering(lax.dot_general_p, emulated_dot_general, platform="cpu")
+        _mlir.register_lowering(
+            lax.dot_general_p, emulated_dot_general, platform=platform
+        )
     _state["mode"] = mode
     jax.clear_caches()
 

@@ -7,11 +7,8 @@ import pathlib
 SRC = (
     pathlib.Path(__file__).resolve().parents[2] / "tests" / "precision_emulation.py"
 ).read_text()
-OLD = '_mlir._platform_specific_lowerings["cpu"][lax.dot_general_p].rule'
-NEW = "(_mlir._platform_specific_lowerings[PLATFORM].get(lax.dot_general_p) or _mlir._lowerings[lax.dot_general_p]).rule"
-assert SRC.count(OLD) == 1 and SRC.count('platform="cpu"') == 1
-GPU_SRC = SRC.replace(OLD, NEW).replace('platform="cpu"', "platform=PLATFORM")
 
 
 def cell(mode, platform="cuda"):
-    return f"PLATFORM = {platform!r}\n{GPU_SRC}\ninstall({mode!r})\n"
+    """Source that installs the emulation for `platform` (a notebook's first cell)."""
+    return f"{SRC}\ninstall({mode!r}, platform={platform!r})\n"
