@@ -52,7 +52,7 @@ PY_DIRS := tests benchmarks chapters/_shared _ext
 CHAPTER = $(wildcard chapters/$(CH)*.ipynb)
 
 .PHONY: help venv venv-newest venv-bench check sync fix test-chapter test-changed test \
-	test-main test-newest book prose diff-driver hooks bench clean check-python \
+	test-main test-newest book prose diff-driver hooks bench bench-threads clean check-python \
 	check-python-newest
 
 help:
@@ -69,6 +69,7 @@ help:
 	@echo "make prose                 each chapter as MyST text (jupytext) under _build/prose/, for reading and review"
 	@echo "make diff-driver           git diff/log/show notebooks as MyST text in this clone; make hooks: pre-commit install"
 	@echo "make bench                 the race of chapter 11 (.venv-bench; run it on an idle machine)"
+	@echo "make bench-threads         PyTorch's threads in that race (idle machine, about 5 minutes)"
 	@echo "make venv venv-newest      create the environments (the targets above do it when needed)"
 	@echo "make clean                 remove _build (executed outputs, execution cache, screenshots)"
 	@echo "Start with 'make check', then 'make test-chapter CH=NN' for the chapter you changed."
@@ -194,6 +195,12 @@ hooks: $(STAMP)
 bench: $(STAMP_BENCH)
 	$(call check_python,$(BIN_BENCH)/python,$(MAIN_PY),PYTHON)
 	$(BIN_BENCH)/python benchmarks/bench_pln.py --device cpu --append
+
+# PyTorch's thread count in the race (pyPLNmodels at its default threads and at one, beside
+# the compiled Rprop): the "threads" entry of chapters/data/pln_bench.json. Idle machine.
+bench-threads: $(STAMP_BENCH)
+	$(call check_python,$(BIN_BENCH)/python,$(MAIN_PY),PYTHON)
+	$(BIN_BENCH)/python benchmarks/bench_threads.py
 
 clean:
 	rm -rf _build

@@ -107,6 +107,30 @@ def test_record_matches_the_chapter_fit_source(record):
     )
 
 
+THREAD_VARIANTS = [
+    "pyPLNmodels, default threads",
+    "pyPLNmodels, one thread",
+    "Rprop, JAX",
+    "book",
+]
+
+
+def test_thread_measurement(record):
+    """`make bench-threads`: the four warm variants, in turns, with the current fits."""
+    threads = record["threads"]
+    assert threads["fit_source_sha256"] == fit_source_sha256(), (
+        "the thread measurement ran an earlier version of chapter 11's fits; "
+        "run `make bench-threads` on an idle machine"
+    )
+    assert [size["repeats"] for size in threads["sizes"]] == [1, 10, 100]
+    for size in threads["sizes"]:
+        assert list(size["variants"]) == THREAD_VARIANTS
+        counts = {len(v["wall_s"]) for v in size["variants"].values()}
+        counts |= {len(v["cpu_s"]) for v in size["variants"].values()}
+        assert len(counts) == 1 and counts.pop() >= 3  # rounds, each variant in each
+        assert size["torch_default_threads"] >= 1
+
+
 def test_record_fields(record):
     cpu_runs = [run for run in record["runs"] if run["device"] == "cpu"]
     assert (

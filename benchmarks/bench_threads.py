@@ -1,0 +1,102 @@
+"""Threads in chapter 11's race: pyPLNmodels with PyTorch's default thread count and with
+one thread, beside the compiled Rprop (`fit_rprop`) and the book's `fit` (one OpenBLAS
+thread each, as raced).
+
+Run `make bench-threads` on an idle machine. In one process per size, after one untimed fit
+of each variant, the four take turns, round after round (warm fits); each fit's wall time
+and the process's CPU time during it are stored in chapters/data/pln_bench.json under
+"threads" (the race's rows are left as they are). The race runs pyPLNmodels at PyTorch's
+defaults, so its "JAX over eager PyTorch" factor carries PyTorch's thread count; this
+measurement tells how much of that factor the thread count is.
+"""
+
+import argparse
+import datetime
+import json
+import pathlib
+import time
+
+from bench_pln import DEFAULT_OUT, parse_sizes
+from pln_roofline import machine, versions
+from pln_source import fit_source_sha256, oaks
+from pln_worker import jax_runner, torch_runner
+
+
+def timed(run):
+    wall, cpu = time.perf_counter(), time.process_time()
+    run()
+    return time.perf_counter() - wall, time.process_time() - cpu
+
+
+def threads_at(repeats, rounds):
+    import torch
+
+    counts, log_offsets = oaks(repeats)
+    default_threads = torch.get_num_threads()
+    torch_fit = torch_runner(counts, log_offsets, [])
+    _, rprop_fit = jax_runner("jax-rprop", counts, log_offsets, "cpu", None)
+    _, book_fit = jax_runner("jax", counts, log_offsets, "cpu", None)
+
+    def with_threads(count):
+        def run():
+            torch.set_num_threads(count)
+            try:
+                torch_fit()
+            finally:
+                torch.set_num_threads(default_threads)
+
+        return run
+
+    variants = {
+        "pyPLNmodels, default threads": with_threads(default_threads),
+        "pyPLNmodels, one thread": with_threads(1),
+        "Rprop, JAX": rprop_fit,
+        "book": book_fit,
+    }
+    for run in variants.values():  # compilation and first-call costs, untimed
+        run()
+    samples = {name: {"wall_s": [], "cpu_s": []} for name in variants}
+    names = list(variants)
+    for turn in range(rounds):
+        shift = turn % len(names)  # each variant goes first in turn
+        for name in names[shift:] + names[:shift]:
+            wall, cpu = timed(variants[name])
+            samples[name]["wall_s"].append(wall)
+            samples[name]["cpu_s"].append(cpu)
+            print(
+                f"x{repeats} round {turn + 1}/{rounds} {name}: {wall:.3f} s", flush=True
+            )
+    return {
+        "repeats": repeats,
+        "rows": 116 * repeats,
+        "torch_default_threads": default_threads,
+        "variants": samples,
+    }
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--out", default=str(DEFAULT_OUT))
+    parser.add_argument("--rounds", default="1:7,10:5,100:3", help="size:rounds,...")
+    args = parser.parse_args()
+    import jax
+
+    jax.config.update("jax_platforms", "cpu")
+    started = time.perf_counter()
+    sizes = [threads_at(r, n) for r, n in parse_sizes(args.rounds).items()]
+    out = pathlib.Path(args.out)
+    record = json.loads(out.read_text())
+    record["threads"] = {
+        "date": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
+        "machine": machine(),
+        "versions": versions(),
+        "fit_source_sha256": fit_source_sha256(),
+        "bench_seconds": time.perf_counter() - started,
+        "sizes": sizes,
+    }
+    out.write_text(json.dumps(record, indent=1) + "\n")
+    print(f"wrote {out} ({record['threads']['bench_seconds']:.0f} s)")
+
+
+if __name__ == "__main__":
+    main()
