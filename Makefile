@@ -197,7 +197,7 @@ bench: $(STAMP_BENCH)
 	$(BIN_BENCH)/python benchmarks/bench_pln.py --device cpu --append
 
 # PyTorch's thread count in the race (pyPLNmodels at its default threads and at one, beside
-# the compiled Rprop): the "threads" entry of chapters/data/pln_bench.json. Idle machine.
+# the compiled Rprop and the book's fit): the "threads" entry of pln_bench.json. Idle machine.
 bench-threads: $(STAMP_BENCH)
 	$(call check_python,$(BIN_BENCH)/python,$(MAIN_PY),PYTHON)
 	$(BIN_BENCH)/python benchmarks/bench_threads.py
