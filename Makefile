@@ -52,7 +52,7 @@ PY_DIRS := tests benchmarks chapters/_shared _ext
 CHAPTER = $(wildcard chapters/$(CH)*.ipynb)
 
 .PHONY: help venv venv-newest venv-bench check sync fix test-chapter test-changed test \
-	test-main test-newest book prose diff-driver hooks bench bench-threads clean check-python \
+	test-main test-newest book prose diff-driver hooks bench bench-threads bench-levels clean check-python \
 	check-python-newest
 
 help:
@@ -70,6 +70,7 @@ help:
 	@echo "make diff-driver           git diff/log/show notebooks as MyST text in this clone; make hooks: pre-commit install"
 	@echo "make bench                 the race of chapter 11 (.venv-bench; run it on an idle machine)"
 	@echo "make bench-threads         PyTorch's threads in that race (idle machine, about 5 minutes)"
+	@echo "make bench-levels          chapter 10's levels timed, two runs (idle machine, about 1.5 minutes)"
 	@echo "make venv venv-newest      create the environments (the targets above do it when needed)"
 	@echo "make clean                 remove _build (executed outputs, execution cache, screenshots)"
 	@echo "Start with 'make check', then 'make test-chapter CH=NN' for the chapter you changed."
@@ -201,6 +202,12 @@ bench: $(STAMP_BENCH)
 bench-threads: $(STAMP_BENCH)
 	$(call check_python,$(BIN_BENCH)/python,$(MAIN_PY),PYTHON)
 	$(BIN_BENCH)/python benchmarks/bench_threads.py
+
+# Chapter 10's levels timed on an idle machine, in two fresh kernels: the "levels" entry of
+# pln_bench.json, which the chapter prints beside its own run's table. Idle machine.
+bench-levels: $(STAMP)
+	$(call check_python,$(BIN)/python,$(MAIN_PY),PYTHON)
+	$(BIN)/python benchmarks/bench_levels.py
 
 clean:
 	rm -rf _build

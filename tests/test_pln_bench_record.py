@@ -10,6 +10,7 @@ import json
 
 import pytest
 
+from benchmarks.bench_levels import levels_source_sha256
 from benchmarks.pln_source import ROOT, fit_source, fit_source_sha256
 
 RECORD = ROOT / "chapters" / "data" / "pln_bench.json"
@@ -129,6 +130,32 @@ def test_thread_measurement(record):
         counts |= {len(v["cpu_s"]) for v in size["variants"].values()}
         assert len(counts) == 1 and counts.pop() >= 3  # rounds, each variant in each
         assert size["torch_default_threads"] >= 1
+
+
+LEVELS = [
+    "level 0: Python class",
+    "level 1: jitted pieces",
+    "level 2: jitted step",
+    "level 3: scan under jit",
+    "level 4a: NamedTuple",
+    "level 4b: pytree class",
+]
+
+
+def test_levels_record(record):
+    """`make bench-levels`: chapter 10's six levels, timed in turns on an idle machine, in
+    two separate runs, with the chapter's current code."""
+    levels = record["levels"]
+    assert levels["levels_source_sha256"] == levels_source_sha256(), (
+        "the levels record ran an earlier version of chapter 10's code; "
+        "run `make bench-levels` on an idle machine"
+    )
+    assert len(levels["runs"]) >= 2 and levels["rounds"] >= 5
+    for run in levels["runs"]:
+        assert list(run["versions"]) == LEVELS
+        for row in run["versions"].values():
+            assert len(row["seconds"]) == levels["rounds"] and min(row["seconds"]) > 0
+            assert row["steps_per_call"] in (20, 500)
 
 
 def test_record_fields(record):
