@@ -83,16 +83,23 @@ if case.startswith("silu-"):
             f"   max |silu - jax.nn.silu| = {float(jnp.max(jnp.abs(y - jax.nn.silu(x)))):.2e}"
         )
 elif case.startswith("mm-"):
-    cname, size = case.split("-")[1], int(case.split("-")[2])
+    # mm-COMPILER-SIZE[-BM-BN]: SIZE 0 is the chapter's 128x256 by 256x256; BM, BN the
+    # output block (the chapter's 64 x 128 when left out)
+    parts = case.split("-")
+    cname, size = parts[1], int(parts[2])
+    blocks = {"bm": int(parts[3]), "bn": int(parts[4])} if len(parts) == 5 else {}
     params = compilers[cname]
     m, k, n = (128, 256, 256) if size == 0 else (size, size, size)
     lhs = jax.random.normal(jax.random.key(1), (m, k))
     rhs = jax.random.normal(jax.random.key(2), (k, n))
     kernel = jax.jit(
-        functools.partial(ns["blocked_matmul"], interpret=False, compiler_params=params)
+        functools.partial(
+            ns["blocked_matmul"], interpret=False, compiler_params=params, **blocks
+        )
     )
     out = attempt(
-        f"blocked_matmul {m}x{k}x{n}, {cname} compiler", lambda: kernel(lhs, rhs)
+        f"blocked_matmul {m}x{k}x{n} {blocks or 'bm 64, bn 128'}, {cname} compiler",
+        lambda: kernel(lhs, rhs),
     )
     if out is not None:
         exact = np.asarray(lhs, np.float64) @ np.asarray(rhs, np.float64)
