@@ -26,8 +26,11 @@ import time
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 CHAPTER = ROOT / "chapters" / "10_pln.ipynb"
 RECORD = ROOT / "chapters" / "data" / "pln_bench.json"
-# The code cells before this label define, run and record every level.
+# The code cells before this label define, run and record every level, except those of the
+# bugs section (from BUGS_LABEL to LEVELS_LABEL), which reproduce the published bugs beside
+# their fixes and define nothing the levels use: the hash leaves them out.
 END_LABEL = "(pln-same-trajectory)="
+BUGS_LABEL, LEVELS_LABEL = "(pln-bugs)=", "(pln-levels)="
 MARKER = "LEVELS-RECORD:"
 
 TIMING_CELL = """
@@ -69,12 +72,17 @@ def levels_cells(chapter=CHAPTER):
 
 
 def levels_source_sha256(chapter=CHAPTER):
-    """sha256 of the code before END_LABEL, parsed and written back out by `ast`, in order:
-    a change of code changes it; comments and formatting do not (docstrings do)."""
+    """sha256 of the code before END_LABEL (the bugs section left out), parsed and written
+    back out by `ast`, in order: a change of code changes it; comments and formatting do not
+    (docstrings do)."""
     _, cells = levels_cells(chapter)
-    code = [
-        ast.unparse(ast.parse(_source(c))) for c in cells if c["cell_type"] == "code"
-    ]
+    code, in_bugs = [], False
+    for cell in cells:
+        text = _source(cell)
+        if cell["cell_type"] == "markdown":
+            in_bugs = (in_bugs or BUGS_LABEL in text) and LEVELS_LABEL not in text
+        elif not in_bugs:
+            code.append(ast.unparse(ast.parse(text)))
     return hashlib.sha256("\n".join(code).encode()).hexdigest()
 
 
