@@ -16,7 +16,6 @@ runs the levels; tests/test_pln_bench_record.py fails when that code has changed
 
 import argparse
 import ast
-import datetime
 import hashlib
 import json
 import os
@@ -66,7 +65,7 @@ def levels_cells(chapter=CHAPTER):
     cells = []
     for cell in notebook["cells"]:
         if cell["cell_type"] == "markdown" and END_LABEL in "".join(cell["source"]):
-            return notebook, cells
+            return cells
         cells.append(cell)
     raise ValueError(f"{chapter} has no {END_LABEL}")
 
@@ -75,7 +74,7 @@ def levels_source_sha256(chapter=CHAPTER):
     """sha256 of the code before END_LABEL (the bugs section left out), parsed and written
     back out by `ast`, in order: a change of code changes it; comments and formatting do not
     (docstrings do)."""
-    _, cells = levels_cells(chapter)
+    cells = levels_cells(chapter)
     code, in_bugs = [], False
     for cell in cells:
         text = _source(cell)
@@ -90,7 +89,7 @@ def one_run(rounds, timeout):
     import nbclient
     import nbformat
 
-    _, cells = levels_cells()
+    cells = levels_cells()
     notebook = nbformat.read(CHAPTER, as_version=4)  # sources as strings
     notebook.cells = notebook.cells[: len(cells)]
     notebook.cells.append(
@@ -120,6 +119,7 @@ def main():
     parser.add_argument("--timeout", type=int, default=600)
     args = parser.parse_args()
     import jax
+    from pln_source import store_entry  # run as a script, from benchmarks/
 
     started = time.perf_counter()
     source_sha256 = levels_source_sha256()
@@ -136,20 +136,21 @@ def main():
             )
     if levels_source_sha256() != source_sha256:
         raise SystemExit("chapter 10's levels changed during the run; run again")
-    out = pathlib.Path(args.out)
-    record = json.loads(out.read_text())
-    record["levels"] = {
-        "date": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
-        "cores": os.cpu_count(),
-        "jax": jax.__version__,
-        "levels_source_sha256": source_sha256,
-        "rounds": args.rounds,
-        "load_average_1min": load,
-        "bench_seconds": time.perf_counter() - started,
-        "runs": runs,
-    }
-    out.write_text(json.dumps(record, indent=1) + "\n")
-    print(f"wrote {out} ({record['levels']['bench_seconds']:.0f} s; load {load})")
+    bench_seconds = time.perf_counter() - started
+    store_entry(
+        args.out,
+        "levels",
+        {
+            "cores": os.cpu_count(),
+            "jax": jax.__version__,
+            "levels_source_sha256": source_sha256,
+            "rounds": args.rounds,
+            "load_average_1min": load,
+            "bench_seconds": bench_seconds,
+            "runs": runs,
+        },
+    )
+    print(f"wrote {args.out} ({bench_seconds:.0f} s; load {load})")
 
 
 if __name__ == "__main__":

@@ -11,14 +11,11 @@ measurement tells how much of that factor the thread count is.
 """
 
 import argparse
-import datetime
-import json
-import pathlib
 import time
 
 from bench_pln import DEFAULT_OUT, parse_sizes
 from pln_roofline import machine, versions
-from pln_source import fit_source_sha256, oaks
+from pln_source import fit_source_sha256, oaks, store_entry
 from pln_worker import jax_runner, torch_runner
 
 
@@ -84,18 +81,19 @@ def main():
     jax.config.update("jax_platforms", "cpu")
     started = time.perf_counter()
     sizes = [threads_at(r, n) for r, n in parse_sizes(args.rounds).items()]
-    out = pathlib.Path(args.out)
-    record = json.loads(out.read_text())
-    record["threads"] = {
-        "date": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
-        "machine": machine(),
-        "versions": versions(),
-        "fit_source_sha256": fit_source_sha256(),
-        "bench_seconds": time.perf_counter() - started,
-        "sizes": sizes,
-    }
-    out.write_text(json.dumps(record, indent=1) + "\n")
-    print(f"wrote {out} ({record['threads']['bench_seconds']:.0f} s)")
+    bench_seconds = time.perf_counter() - started
+    store_entry(
+        args.out,
+        "threads",
+        {
+            "machine": machine(),
+            "versions": versions(),
+            "fit_source_sha256": fit_source_sha256(),
+            "bench_seconds": bench_seconds,
+            "sizes": sizes,
+        },
+    )
+    print(f"wrote {args.out} ({bench_seconds:.0f} s)")
 
 
 if __name__ == "__main__":

@@ -5,6 +5,7 @@ tests/test_pln_bench_record.py fails on a row whose hash is not the chapter's.
 """
 
 import ast
+import datetime
 import hashlib
 import json
 import pathlib
@@ -101,3 +102,14 @@ def neg_elbo64(book, repeats, latent_mean, latent_variance):
                 log_factorial_sum,
             )
         )
+
+
+def store_entry(out, key, entry):
+    """Write `entry`, dated now, as record[key] of the JSON record at `out` (its other
+    keys kept): how `make bench-threads` and `make bench-levels` add their measurements
+    to chapters/data/pln_bench.json."""
+    path = pathlib.Path(out)
+    record = json.loads(path.read_text())
+    now = datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds")
+    record[key] = {"date": now, **entry}
+    path.write_text(json.dumps(record, indent=1) + "\n")
