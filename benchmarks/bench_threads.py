@@ -1,16 +1,20 @@
 """Threads in chapter 11's race: pyPLNmodels with PyTorch's default thread count and with
 one thread, beside the compiled Rprop (`fit_rprop`) and the book's `fit` (one OpenBLAS
-thread each, as raced).
+thread each, as raced), and the book's `fit` with OpenBLAS's threads as found.
 
 Run `make bench-threads` on an idle machine. In one process per size, after one untimed fit
 of each variant, the four take turns, round after round (warm fits); each fit's wall time
 and the process's CPU time during it are stored in chapters/data/pln_bench.json under
 "threads" (the race's rows are left as they are). The race runs pyPLNmodels at PyTorch's
 defaults, so its "JAX over eager PyTorch" factor carries PyTorch's thread count; this
-measurement tells how much of that factor the thread count is.
+measurement tells how much of that factor the thread count is. The last variant is
+chapter 11's own threads question (does `fit`'s one OpenBLAS thread cost anything?) on an
+idle machine. Each size stores the load average (1 minute) before and after its rounds.
 """
 
 import argparse
+import contextlib
+import os
 import time
 
 from bench_pln import DEFAULT_OUT, parse_sizes
@@ -32,7 +36,7 @@ def threads_at(repeats, rounds):
     default_threads = torch.get_num_threads()
     torch_fit = torch_runner(counts, log_offsets, [])
     _, rprop_fit = jax_runner("jax-rprop", counts, log_offsets, "cpu", None)
-    _, book_fit = jax_runner("jax", counts, log_offsets, "cpu", None)
+    book, book_fit = jax_runner("jax", counts, log_offsets, "cpu", None)
 
     def with_threads(count):
         def run():
@@ -44,12 +48,22 @@ def threads_at(repeats, rounds):
 
         return run
 
+    def blas_as_found():  # fit() as it is, but its one_blas_thread() does nothing
+        one_blas_thread = book["one_blas_thread"]
+        book["one_blas_thread"] = contextlib.nullcontext
+        try:
+            book_fit()
+        finally:
+            book["one_blas_thread"] = one_blas_thread
+
     variants = {
         "pyPLNmodels, default threads": with_threads(default_threads),
         "pyPLNmodels, one thread": with_threads(1),
         "Rprop, JAX": rprop_fit,
         "book": book_fit,
+        "book, OpenBLAS threads as found": blas_as_found,
     }
+    load_before = os.getloadavg()[0]
     for run in variants.values():  # compilation and first-call costs, untimed
         run()
     samples = {name: {"wall_s": [], "cpu_s": []} for name in variants}
@@ -67,6 +81,7 @@ def threads_at(repeats, rounds):
         "repeats": repeats,
         "rows": 116 * repeats,
         "torch_default_threads": default_threads,
+        "load_average_1min": [load_before, os.getloadavg()[0]],
         "variants": samples,
     }
 

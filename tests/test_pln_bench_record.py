@@ -113,11 +113,12 @@ THREAD_VARIANTS = [
     "pyPLNmodels, one thread",
     "Rprop, JAX",
     "book",
+    "book, OpenBLAS threads as found",
 ]
 
 
 def test_thread_measurement(record):
-    """`make bench-threads`: the four warm variants, in turns, with the current fits."""
+    """`make bench-threads`: the five warm variants, in turns, with the current fits."""
     threads = record["threads"]
     assert threads["fit_source_sha256"] == fit_source_sha256(), (
         "the thread measurement ran an earlier version of chapter 11's fits; "
