@@ -1,15 +1,17 @@
 """Threads in chapter 11's race: pyPLNmodels with PyTorch's default thread count and with
 one thread, beside the compiled Rprop (`fit_rprop`) and the book's `fit` (one OpenBLAS
-thread each, as raced), and the book's `fit` with OpenBLAS's threads as found.
+thread each, as raced), each JAX fit with OpenBLAS's threads as found, and the book's `fit`
+without Anderson acceleration (ANDERSON_MEMORY = 0, the plain sweeps).
 
 Run `make bench-threads` on an idle machine. In one process per size, after one untimed fit
 of each variant, the four take turns, round after round (warm fits); each fit's wall time
 and the process's CPU time during it are stored in chapters/data/pln_bench.json under
 "threads" (the race's rows are left as they are). The race runs pyPLNmodels at PyTorch's
 defaults, so its "JAX over eager PyTorch" factor carries PyTorch's thread count; this
-measurement tells how much of that factor the thread count is. The last variant is
-chapter 11's own threads question (does `fit`'s one OpenBLAS thread cost anything?) on an
-idle machine. Each size stores the load average (1 minute) before and after its rounds.
+measurement tells how much of that factor the thread count is. The JAX fits with
+OpenBLAS's threads as found answer chapter 11's own threads question (what does `fit`'s one
+OpenBLAS thread buy?) on an idle machine, and the plain sweeps split the algorithm's factor
+into the sweeps and Anderson acceleration. Each size stores the load average (1 minute) before and after its rounds.
 """
 
 import argparse
@@ -19,7 +21,7 @@ import time
 
 from bench_pln import DEFAULT_OUT, parse_sizes
 from pln_roofline import machine, versions
-from pln_source import fit_source_sha256, oaks, store_entry
+from pln_source import book_namespace, fit_source_sha256, oaks, store_entry
 from pln_worker import jax_runner, torch_runner
 
 
@@ -35,8 +37,10 @@ def threads_at(repeats, rounds):
     counts, log_offsets = oaks(repeats)
     default_threads = torch.get_num_threads()
     torch_fit = torch_runner(counts, log_offsets, [])
-    _, rprop_fit = jax_runner("jax-rprop", counts, log_offsets, "cpu", None)
+    rprop, rprop_fit = jax_runner("jax-rprop", counts, log_offsets, "cpu", None)
     book, book_fit = jax_runner("jax", counts, log_offsets, "cpu", None)
+    plain = book_namespace()  # the book's fit without Anderson: a history of one slot
+    plain["ANDERSON_MEMORY"] = 0  # read when fit_anderson is traced, at its first call
 
     def with_threads(count):
         def run():
@@ -48,20 +52,25 @@ def threads_at(repeats, rounds):
 
         return run
 
-    def blas_as_found():  # fit() as it is, but its one_blas_thread() does nothing
-        one_blas_thread = book["one_blas_thread"]
-        book["one_blas_thread"] = contextlib.nullcontext
-        try:
-            book_fit()
-        finally:
-            book["one_blas_thread"] = one_blas_thread
+    def blas_as_found(namespace, fit):
+        def run():  # the fit, but its one_blas_thread() does nothing
+            one_blas_thread = namespace["one_blas_thread"]
+            namespace["one_blas_thread"] = contextlib.nullcontext
+            try:
+                fit()
+            finally:
+                namespace["one_blas_thread"] = one_blas_thread
+
+        return run
 
     variants = {
         "pyPLNmodels, default threads": with_threads(default_threads),
         "pyPLNmodels, one thread": with_threads(1),
         "Rprop, JAX": rprop_fit,
         "book": book_fit,
-        "book, OpenBLAS threads as found": blas_as_found,
+        "book, OpenBLAS threads as found": blas_as_found(book, book_fit),
+        "Rprop, JAX, OpenBLAS threads as found": blas_as_found(rprop, rprop_fit),
+        "book, no Anderson": lambda: plain["fit"](counts, log_offsets),
     }
     load_before = os.getloadavg()[0]
     for run in variants.values():  # compilation and first-call costs, untimed

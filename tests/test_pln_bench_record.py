@@ -114,11 +114,13 @@ THREAD_VARIANTS = [
     "Rprop, JAX",
     "book",
     "book, OpenBLAS threads as found",
+    "Rprop, JAX, OpenBLAS threads as found",
+    "book, no Anderson",
 ]
 
 
 def test_thread_measurement(record):
-    """`make bench-threads`: the five warm variants, in turns, with the current fits."""
+    """`make bench-threads`: the seven warm variants, in turns, with the current fits."""
     threads = record["threads"]
     assert threads["fit_source_sha256"] == fit_source_sha256(), (
         "the thread measurement ran an earlier version of chapter 11's fits; "
