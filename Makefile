@@ -69,7 +69,7 @@ help:
 	@echo "make prose                 each chapter as MyST text (jupytext) under _build/prose/, for reading and review"
 	@echo "make diff-driver           git diff/log/show notebooks as MyST text in this clone; make hooks: pre-commit install"
 	@echo "make bench                 the race of chapter 11 (.venv-bench; run it on an idle machine)"
-	@echo "make bench-threads         PyTorch's and OpenBLAS's threads in that race (idle machine, about 7 minutes)"
+	@echo "make bench-threads         threads and Anderson in that race (idle machine, about 8 minutes)"
 	@echo "make bench-levels          chapter 10's levels timed, two runs (idle machine, about 1.5 minutes)"
 	@echo "make venv venv-newest      create the environments (the targets above do it when needed)"
 	@echo "make clean                 remove _build (executed outputs, execution cache, screenshots)"
@@ -197,9 +197,9 @@ bench: $(STAMP_BENCH)
 	$(call check_python,$(BIN_BENCH)/python,$(MAIN_PY),PYTHON)
 	$(BIN_BENCH)/python benchmarks/bench_pln.py --device cpu --append
 
-# Thread counts in the race (pyPLNmodels at its default threads and at one, the compiled Rprop,
-# the book's fit with one OpenBLAS thread and with OpenBLAS's threads as found): the "threads"
-# entry of pln_bench.json. Idle machine.
+# The race's warm split (pyPLNmodels at its default threads and at one; the compiled Rprop and
+# the book's fit with one OpenBLAS thread and with OpenBLAS's threads as found; the book's fit
+# without Anderson): the "threads" entry of pln_bench.json. Idle machine.
 bench-threads: $(STAMP_BENCH)
 	$(call check_python,$(BIN_BENCH)/python,$(MAIN_PY),PYTHON)
 	$(BIN_BENCH)/python benchmarks/bench_threads.py
