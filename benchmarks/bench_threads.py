@@ -4,14 +4,15 @@ thread each, as raced), each JAX fit with OpenBLAS's threads as found, and the b
 without Anderson acceleration (ANDERSON_MEMORY = 0, the plain sweeps).
 
 Run `make bench-threads` on an idle machine. In one process per size, after one untimed fit
-of each variant, the four take turns, round after round (warm fits); each fit's wall time
+of each variant, the variants take turns, round after round (warm fits); each fit's wall time
 and the process's CPU time during it are stored in chapters/data/pln_bench.json under
 "threads" (the race's rows are left as they are). The race runs pyPLNmodels at PyTorch's
 defaults, so its "JAX over eager PyTorch" factor carries PyTorch's thread count; this
 measurement tells how much of that factor the thread count is. The JAX fits with
 OpenBLAS's threads as found answer chapter 11's own threads question (what does `fit`'s one
 OpenBLAS thread buy?) on an idle machine, and the plain sweeps split the algorithm's factor
-into the sweeps and Anderson acceleration. Each size stores the load average (1 minute) before and after its rounds.
+into the sweeps and Anderson acceleration. Each size stores the load average (1 minute)
+before and after its rounds.
 """
 
 import argparse
