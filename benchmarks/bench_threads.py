@@ -1,18 +1,22 @@
 """Threads in chapter 11's race: pyPLNmodels with PyTorch's default thread count and with
-one thread, beside the compiled Rprop (`fit_rprop`) and the book's `fit` (one OpenBLAS
-thread each, as raced), each JAX fit with OpenBLAS's threads as found, and the book's `fit`
-without Anderson acceleration (ANDERSON_MEMORY = 0, the plain sweeps).
+one thread, pyPLNmodels' own 400 steps without fit()'s bookkeeping (one thread), beside the compiled
+Rprop (`fit_rprop`) and the book's `fit` (one OpenBLAS thread each, as raced), each JAX
+fit with OpenBLAS's threads as found, and the book's `fit` without Anderson acceleration
+(ANDERSON_MEMORY = 0, the plain sweeps).
 
-Run `make bench-threads` on an idle machine. In one process per size, after one untimed fit
-of each variant, the variants take turns, round after round (warm fits); each fit's wall time
-and the process's CPU time during it are stored in chapters/data/pln_bench.json under
-"threads" (the race's rows are left as they are). The race runs pyPLNmodels at PyTorch's
-defaults, so its "JAX over eager PyTorch" factor carries PyTorch's thread count; this
-measurement tells how much of that factor the thread count is. The JAX fits with
-OpenBLAS's threads as found answer chapter 11's own threads question (what does `fit`'s one
-OpenBLAS thread buy?) on an idle machine, and the plain sweeps split the algorithm's factor
-into the sweeps and Anderson acceleration. Each size stores the load average (1 minute)
-before and after its rounds.
+Run `make bench-threads` on an idle machine. In one process per size, after one untimed
+fit of each variant, the variants take turns, round after round (warm fits); each fit's
+wall time and the process's CPU time during it are stored in
+chapters/data/pln_bench.json under "threads" (the race's rows are left as they are). The
+race runs pyPLNmodels at PyTorch's defaults, so its "JAX over eager PyTorch" factor
+carries PyTorch's thread count; this measurement tells how much of that factor the
+thread count is. The JAX fits with OpenBLAS's threads as found answer chapter 11's own
+threads question (what does `fit`'s one OpenBLAS thread buy?) on an idle machine;
+pyPLNmodels' steps alone (its `_trainstep`, 400 times, after the set-up `fit()` does)
+split the rest of that factor into `fit()`'s own work per step and the steps themselves,
+eager against compiled; and the plain sweeps split the algorithm's factor into the
+sweeps and Anderson acceleration. Each size stores the load average (1 minute) before
+and after its rounds.
 """
 
 import argparse
@@ -33,6 +37,7 @@ def timed(run):
 
 
 def threads_at(repeats, rounds):
+    import pyPLNmodels
     import torch
 
     counts, log_offsets = oaks(repeats)
@@ -43,15 +48,21 @@ def threads_at(repeats, rounds):
     plain = book_namespace()  # the book's fit without Anderson: a history of one slot
     plain["ANDERSON_MEMORY"] = 0  # read when fit_anderson is traced, at its first call
 
-    def with_threads(count):
+    def with_threads(count, run_torch=torch_fit):
         def run():
             torch.set_num_threads(count)
             try:
-                torch_fit()
+                run_torch()
             finally:
                 torch.set_num_threads(default_threads)
 
         return run
+
+    def torch_steps():  # what fit() runs, less its per-step bookkeeping (criterion, logs)
+        model = pyPLNmodels.Pln(counts, offsets=log_offsets)
+        model._fitting_initialization(0.01, 400)  # fit()'s defaults: lr 0.01, 400 steps
+        for _ in range(400):  # the default fit always takes all 400 (chapter 11)
+            model._trainstep()
 
     def blas_as_found(namespace, fit):
         def run():  # the fit, but its one_blas_thread() does nothing
@@ -72,6 +83,7 @@ def threads_at(repeats, rounds):
         "book, OpenBLAS threads as found": blas_as_found(book, book_fit),
         "Rprop, JAX, OpenBLAS threads as found": blas_as_found(rprop, rprop_fit),
         "book, no Anderson": lambda: plain["fit"](counts, log_offsets),
+        "pyPLNmodels' steps alone, one thread": with_threads(1, torch_steps),
     }
     load_before = os.getloadavg()[0]
     for run in variants.values():  # compilation and first-call costs, untimed

@@ -115,11 +115,12 @@ THREAD_VARIANTS = [
     "book, OpenBLAS threads as found",
     "Rprop, JAX, OpenBLAS threads as found",
     "book, no Anderson",
+    "pyPLNmodels' steps alone, one thread",
 ]
 
 
 def test_thread_measurement(record):
-    """`make bench-threads`: the seven warm variants, in turns, with the current fits."""
+    """`make bench-threads`: the eight warm variants, in turns, with the current fits."""
     threads = record["threads"]
     assert threads["fit_source_sha256"] == fit_source_sha256(), (
         "the thread measurement ran an earlier version of chapter 11's fits; "
