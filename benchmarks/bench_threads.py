@@ -1,8 +1,8 @@
 """Threads in chapter 11's race: pyPLNmodels with PyTorch's default thread count and with
-one thread, pyPLNmodels' own 400 steps without fit()'s bookkeeping (one thread), beside the compiled
-Rprop (`fit_rprop`) and the book's `fit` (one OpenBLAS thread each, as raced), each JAX
-fit with OpenBLAS's threads as found, and the book's `fit` without Anderson acceleration
-(ANDERSON_MEMORY = 0, the plain sweeps).
+one thread, pyPLNmodels' own 400 steps without fit()'s bookkeeping (one thread), beside
+the compiled Rprop (`fit_rprop`) and the book's `fit` (one OpenBLAS thread each, as
+raced), each JAX fit with OpenBLAS's threads as found, and the book's `fit` without
+Anderson acceleration (ANDERSON_MEMORY = 0, the plain sweeps).
 
 Run `make bench-threads` on an idle machine. In one process per size, after one untimed
 fit of each variant, the variants take turns, round after round (warm fits); each fit's
@@ -14,14 +14,18 @@ thread count is. The JAX fits with OpenBLAS's threads as found answer chapter 11
 threads question (what does `fit`'s one OpenBLAS thread buy?) on an idle machine;
 pyPLNmodels' steps alone (its `_trainstep`, 400 times, after the set-up `fit()` does)
 split the rest of that factor into `fit()`'s own work per step and the steps themselves,
-eager against compiled; and the plain sweeps split the algorithm's factor into the
-sweeps and Anderson acceleration. Each size stores the load average (1 minute) before
-and after its rounds.
+eager against compiled, which a second process pinned to one core times again (the
+record's "one_core": both fits on one core, so the second core is out of that factor);
+and the plain sweeps split the algorithm's factor into the sweeps and Anderson
+acceleration. Each size stores the load average (1 minute) before and after its rounds.
 """
 
 import argparse
 import contextlib
+import json
 import os
+import subprocess
+import sys
 import time
 
 from bench_pln import DEFAULT_OUT, parse_sizes
@@ -36,7 +40,10 @@ def timed(run):
     return time.perf_counter() - wall, time.process_time() - cpu
 
 
-def threads_at(repeats, rounds):
+ONE_CORE = ["pyPLNmodels' steps alone, one thread", "Rprop, JAX"]
+
+
+def threads_at(repeats, rounds, only=None):
     import pyPLNmodels
     import torch
 
@@ -85,6 +92,8 @@ def threads_at(repeats, rounds):
         "book, no Anderson": lambda: plain["fit"](counts, log_offsets),
         "pyPLNmodels' steps alone, one thread": with_threads(1, torch_steps),
     }
+    if only:
+        variants = {name: variants[name] for name in only}
     load_before = os.getloadavg()[0]
     for run in variants.values():  # compilation and first-call costs, untimed
         run()
@@ -112,12 +121,34 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", default=str(DEFAULT_OUT))
     parser.add_argument("--rounds", default="1:7,10:5,100:3", help="size:rounds,...")
+    parser.add_argument(
+        "--one-core",
+        action="store_true",
+        help="only the steps alone and the compiled Rprop, this process pinned to one "
+        "core; print the sizes as JSON (the full run calls it in a fresh process)",
+    )
     args = parser.parse_args()
+    if args.one_core:  # before JAX and PyTorch start their thread pools
+        os.sched_setaffinity(0, {min(os.sched_getaffinity(0))})
     import jax
 
     jax.config.update("jax_platforms", "cpu")
     started = time.perf_counter()
-    sizes = [threads_at(r, n) for r, n in parse_sizes(args.rounds).items()]
+    only = ONE_CORE if args.one_core else None
+    sizes = [threads_at(r, n, only) for r, n in parse_sizes(args.rounds).items()]
+    if args.one_core:
+        print(json.dumps(sizes))
+        return
+    pinned = subprocess.run(
+        [sys.executable, __file__, "--one-core", "--rounds", args.rounds],
+        check=True,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    for size, one_core in zip(sizes, json.loads(pinned.stdout.splitlines()[-1])):
+        size["one_core"] = {  # the same fits in a process pinned to one core
+            key: one_core[key] for key in ("load_average_1min", "variants")
+        }
     bench_seconds = time.perf_counter() - started
     store_entry(
         args.out,

@@ -133,6 +133,11 @@ def test_thread_measurement(record):
         counts |= {len(v["cpu_s"]) for v in size["variants"].values()}
         assert len(counts) == 1 and counts.pop() >= 3  # rounds, each variant in each
         assert size["torch_default_threads"] >= 1
+        pinned = size["one_core"]["variants"]  # the same fits, pinned to one core
+        assert list(pinned) == ["pyPLNmodels' steps alone, one thread", "Rprop, JAX"]
+        assert {len(v["wall_s"]) for v in pinned.values()} == {
+            len(size["variants"]["book"]["wall_s"])
+        }
 
 
 LEVELS = [
