@@ -52,7 +52,7 @@ PY_DIRS := tests benchmarks chapters/_shared _ext
 CHAPTER = $(wildcard chapters/$(CH)*.ipynb)
 
 .PHONY: help venv venv-newest venv-bench check sync fix test-chapter test-changed test \
-	test-main test-newest book prose diff-driver hooks bench bench-threads bench-levels clean check-python \
+	test-main test-newest book prose diff-driver hooks bench bench-threads bench-compile bench-levels clean check-python \
 	check-python-newest
 
 help:
@@ -70,6 +70,7 @@ help:
 	@echo "make diff-driver           git diff/log/show notebooks as MyST text in this clone; make hooks: pre-commit install"
 	@echo "make bench                 the race of chapter 11 (.venv-bench; run it on an idle machine)"
 	@echo "make bench-threads         threads, fit()'s own work and Anderson in that race (idle machine, about 13 minutes)"
+	@echo "make bench-compile         pyPLNmodels' steps compiled by torch.compile, in that race (idle machine, about 15 minutes)"
 	@echo "make bench-levels          chapter 10's levels timed, two runs (idle machine, about 1.5 minutes)"
 	@echo "make venv venv-newest      create the environments (the targets above do it when needed)"
 	@echo "make clean                 remove _build (executed outputs, execution cache, screenshots)"
@@ -203,6 +204,13 @@ bench: $(STAMP_BENCH)
 bench-threads: $(STAMP_BENCH)
 	$(call check_python,$(BIN_BENCH)/python,$(MAIN_PY),PYTHON)
 	$(BIN_BENCH)/python benchmarks/bench_threads.py
+
+# pyPLNmodels' steps eager, rewritten one function per step eager and compiled by
+# torch.compile, and the compiled Rprop, pinned to one core: the "torch_compile" entry of
+# pln_bench.json. Idle machine.
+bench-compile: $(STAMP_BENCH)
+	$(call check_python,$(BIN_BENCH)/python,$(MAIN_PY),PYTHON)
+	$(BIN_BENCH)/python benchmarks/bench_threads.py --torch-compile
 
 # Chapter 10's levels timed on an idle machine, in two fresh kernels: the "levels" entry of
 # pln_bench.json, which the chapter prints beside its own run's table. Idle machine.

@@ -18,6 +18,13 @@ eager against compiled, which a second process pinned to one core times again (t
 record's "one_core": both fits on one core, so the second core is out of that factor);
 and the plain sweeps split the algorithm's factor into the sweeps and Anderson
 acceleration. Each size stores the load average (1 minute) before and after its rounds.
+
+`--torch-compile` (`make bench-compile`, about 5 minutes) stores a separate entry,
+"torch_compile": in one process pinned to one core, pyPLNmodels' steps alone, the same
+steps rewritten as one function per step (`torch_steps_runner`), eager and compiled by
+PyTorch's own compiler, torch.compile, and the compiled Rprop, in turns; with each
+variant's first call (compilation included) and its final bound, so that chapter 11 can
+say how much of the compiled steps' factor compiling pyPLNmodels' own formulas wins back.
 """
 
 import argparse
@@ -30,7 +37,7 @@ import time
 
 from bench_pln import DEFAULT_OUT, parse_sizes
 from pln_roofline import machine, versions
-from pln_source import book_namespace, fit_source_sha256, oaks, store_entry
+from pln_source import book_namespace, fit_source_sha256, neg_elbo64, oaks, store_entry
 from pln_worker import jax_runner, torch_runner
 
 
@@ -41,9 +48,73 @@ def timed(run):
 
 
 ONE_CORE = ["pyPLNmodels' steps alone, one thread", "Rprop, JAX"]
+COMPILED = [
+    "pyPLNmodels' steps alone, one thread",
+    "pyPLNmodels' steps rewritten, eager",
+    "pyPLNmodels' steps rewritten, torch.compile",
+    "Rprop, JAX",
+]
 
 
-def threads_at(repeats, rounds, only=None):
+def mean_and_variance(mean, sqrt_variance):
+    """(M, S^2) of a torch fit, as float64 NumPy arrays."""
+    mean, sqrt_variance = (
+        p.detach().numpy().astype("float64") for p in (mean, sqrt_variance)
+    )
+    return mean, sqrt_variance**2
+
+
+def torch_steps_runner(counts, log_offsets, compiled):
+    """pyPLNmodels' 400 steps written as one function per step, eager or compiled by
+    torch.compile (fullgraph: the step is one program): its bound (profiled_elbo_pln),
+    its gradient by torch.func and the Rprop rule of torch.optim.Rprop (the foreach
+    rule, with pyPLNmodels' settings: lr 0.01, step sizes 1e-10 to 50) written out.
+    Eager, it takes the same steps as `_trainstep` until float32 rounding parts them."""
+    import pyPLNmodels
+    import torch
+    from pyPLNmodels.calculations.elbos import profiled_elbo_pln
+
+    def neg_elbo(params, endog, exog, offsets):
+        mean, sqrt_variance = params
+        return -profiled_elbo_pln(
+            endog=endog,
+            exog=exog,
+            offsets=offsets,
+            latent_mean=mean,
+            latent_sqrt_variance=sqrt_variance,
+        )
+
+    def step(params, previous, sizes, endog, exog, offsets):
+        grads, value = torch.func.grad_and_value(neg_elbo)(params, endog, exog, offsets)
+        new = []
+        for param, grad, before, size in zip(params, grads, previous, sizes):
+            sign = grad * before
+            size = torch.where(
+                sign > 0,
+                (size * 1.2).clamp(max=50),
+                torch.where(sign < 0, (size * 0.5).clamp(min=1e-10), size),
+            )
+            grad = torch.where(sign < 0, torch.zeros_like(grad), grad)
+            new.append((param - torch.sign(grad) * size, grad, size))
+        return (*(tuple(n[i] for n in new) for i in range(3)), value)
+
+    run_step = torch.compile(step, fullgraph=True) if compiled else step
+
+    def run():
+        model = pyPLNmodels.Pln(counts, offsets=log_offsets)
+        model._fitting_initialization(0.01, 400)  # fit()'s set-up, as torch_steps
+        params = (model._latent_mean.detach(), model._latent_sqrt_variance.detach())
+        previous = tuple(torch.zeros_like(p) for p in params)
+        sizes = tuple(torch.full_like(p, 0.01) for p in params)
+        data = (model._endog, model._exog, model._offsets)
+        for _ in range(400):
+            params, previous, sizes, _ = run_step(params, previous, sizes, *data)
+        return mean_and_variance(*params)
+
+    return run
+
+
+def threads_at(repeats, rounds, only=None, compiled_steps=False):
     import pyPLNmodels
     import torch
 
@@ -59,7 +130,7 @@ def threads_at(repeats, rounds, only=None):
         def run():
             torch.set_num_threads(count)
             try:
-                run_torch()
+                return run_torch()
             finally:
                 torch.set_num_threads(default_threads)
 
@@ -70,6 +141,7 @@ def threads_at(repeats, rounds, only=None):
         model._fitting_initialization(0.01, 400)  # fit()'s defaults: lr 0.01, 400 steps
         for _ in range(400):  # the default fit always takes all 400 (chapter 11)
             model._trainstep()
+        return mean_and_variance(model._latent_mean, model._latent_sqrt_variance)
 
     def blas_as_found(namespace, fit):
         def run():  # the fit, but its one_blas_thread() does nothing
@@ -92,11 +164,20 @@ def threads_at(repeats, rounds, only=None):
         "book, no Anderson": lambda: plain["fit"](counts, log_offsets),
         "pyPLNmodels' steps alone, one thread": with_threads(1, torch_steps),
     }
+    if compiled_steps:  # pyPLNmodels' steps as one function per step
+        for compiled, how in ((False, "eager"), (True, "torch.compile")):
+            run = torch_steps_runner(counts, log_offsets, compiled)
+            variants[f"pyPLNmodels' steps rewritten, {how}"] = with_threads(1, run)
     if only:
         variants = {name: variants[name] for name in only}
     load_before = os.getloadavg()[0]
-    for run in variants.values():  # compilation and first-call costs, untimed
-        run()
+    first_s, bounds = {}, {}
+    for name, run in variants.items():  # compilation and first-call costs, untimed
+        start = time.perf_counter()
+        result = run()
+        first_s[name] = time.perf_counter() - start
+        if compiled_steps:  # each fit's final bound, in float64 (as the race's)
+            bounds[name] = neg_elbo64(rprop, repeats, *result[:2])
     samples = {name: {"wall_s": [], "cpu_s": []} for name in variants}
     names = list(variants)
     for turn in range(rounds):
@@ -108,13 +189,16 @@ def threads_at(repeats, rounds, only=None):
             print(
                 f"x{repeats} round {turn + 1}/{rounds} {name}: {wall:.3f} s", flush=True
             )
-    return {
+    size = {
         "repeats": repeats,
         "rows": 116 * repeats,
         "torch_default_threads": default_threads,
         "load_average_1min": [load_before, os.getloadavg()[0]],
         "variants": samples,
     }
+    if compiled_steps:
+        size.update(first_call_s=first_s, final_neg_elbo=bounds)
+    return size
 
 
 def main():
@@ -127,13 +211,29 @@ def main():
         help="only the steps alone and the compiled Rprop, this process pinned to one "
         "core; print the sizes as JSON (the full run calls it in a fresh process)",
     )
+    parser.add_argument(
+        "--torch-compile",
+        action="store_true",
+        help="the record's torch_compile entry instead: pyPLNmodels' steps eager and "
+        "compiled by torch.compile, and the compiled Rprop, pinned to one core",
+    )
     args = parser.parse_args()
-    if args.one_core:  # before JAX and PyTorch start their thread pools
+    if args.one_core or args.torch_compile:  # before the thread pools start
         os.sched_setaffinity(0, {min(os.sched_getaffinity(0))})
     import jax
 
     jax.config.update("jax_platforms", "cpu")
     started = time.perf_counter()
+    if args.torch_compile:
+        rounds = parse_sizes(args.rounds).items()
+        sizes = [threads_at(r, n, COMPILED, compiled_steps=True) for r, n in rounds]
+        entry = {"machine": machine(), "versions": versions(), "sizes": sizes}
+        entry["machine"]["cores_unpinned"] = os.cpu_count()  # machine(): the one pinned
+        entry["fit_source_sha256"] = fit_source_sha256()
+        entry["bench_seconds"] = time.perf_counter() - started
+        store_entry(args.out, "torch_compile", entry)
+        print(f"wrote {args.out} ({entry['bench_seconds']:.0f} s)")
+        return
     only = ONE_CORE if args.one_core else None
     sizes = [threads_at(r, n, only) for r, n in parse_sizes(args.rounds).items()]
     if args.one_core:

@@ -140,6 +140,35 @@ def test_thread_measurement(record):
         }
 
 
+COMPILED_VARIANTS = [
+    "pyPLNmodels' steps alone, one thread",
+    "pyPLNmodels' steps rewritten, eager",
+    "pyPLNmodels' steps rewritten, torch.compile",
+    "Rprop, JAX",
+]
+
+
+def test_torch_compile_measurement(record):
+    """`make bench-compile`: pyPLNmodels' steps eager and compiled by torch.compile,
+    beside the compiled Rprop, in turns on one core, with the current fits; each fit
+    ends at the same bound (so the times are of the same work)."""
+    entry = record["torch_compile"]
+    assert entry["fit_source_sha256"] == fit_source_sha256(), (
+        "the torch.compile measurement ran an earlier version of chapter 11's fits; "
+        "run `make bench-compile` on an idle machine"
+    )
+    assert entry["machine"]["cores"] == 1 < entry["machine"]["cores_unpinned"]
+    assert [size["repeats"] for size in entry["sizes"]] == [1, 10, 100]
+    for size in entry["sizes"]:
+        assert list(size["variants"]) == COMPILED_VARIANTS
+        assert list(size["first_call_s"]) == list(size["final_neg_elbo"])
+        assert list(size["first_call_s"]) == COMPILED_VARIANTS
+        counts = {len(v[key]) for v in size["variants"].values() for key in v}
+        assert len(counts) == 1 and counts.pop() >= 3
+        bounds = list(size["final_neg_elbo"].values())
+        assert max(bounds) - min(bounds) < 1e-6 * min(bounds)
+
+
 LEVELS = [
     "level 0: Python class",
     "level 1: jitted pieces",
