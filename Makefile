@@ -70,7 +70,7 @@ help:
 	@echo "make diff-driver           git diff/log/show notebooks as MyST text in this clone; make hooks: pre-commit install"
 	@echo "make bench                 the race of chapter 11 (.venv-bench; run it on an idle machine)"
 	@echo "make bench-threads         threads, fit()'s own work and Anderson in that race (idle machine, about 13 minutes)"
-	@echo "make bench-compile         pyPLNmodels' steps compiled by torch.compile, in that race (idle machine, about 15 minutes)"
+	@echo "make bench-compile         pyPLNmodels' steps compiled by torch.compile, in that race (idle machine, about 12 minutes)"
 	@echo "make bench-levels          chapter 10's levels timed, two runs (idle machine, about 1.5 minutes)"
 	@echo "make venv venv-newest      create the environments (the targets above do it when needed)"
 	@echo "make clean                 remove _build (executed outputs, execution cache, screenshots)"

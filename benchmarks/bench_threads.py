@@ -19,7 +19,8 @@ record's "one_core": both fits on one core, so the second core is out of that fa
 and the plain sweeps split the algorithm's factor into the sweeps and Anderson
 acceleration. Each size stores the load average (1 minute) before and after its rounds.
 
-`--torch-compile` (`make bench-compile`, about 5 minutes) stores a separate entry,
+`--torch-compile` (`make bench-compile`, about 12 minutes; torch.compile's CPU backend
+builds C++ with the machine's compiler, gcc here) stores a separate entry,
 "torch_compile": in one process pinned to one core, pyPLNmodels' steps alone, the same
 steps rewritten as one function per step (`torch_steps_runner`), eager and compiled by
 PyTorch's own compiler, torch.compile, and the compiled Rprop, in turns; with each
