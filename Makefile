@@ -41,7 +41,8 @@ check_python = @$(1) -c 'import sys, venv; sys.exit(sys.version_info[:2] != tupl
 # one of them builds the site's sources with execution off (tests/test_book_sources.py).
 STATIC_TESTS := tests/test_notebook_files.py tests/test_stripped.py tests/test_format.py \
 	tests/test_repository.py tests/test_shared_helpers.py tests/test_paths.py tests/test_oaks_download.py \
-	tests/test_pln_bench_record.py tests/test_site_cache.py tests/test_book_sources.py
+	tests/test_pln_bench_record.py tests/test_site_cache.py tests/test_book_sources.py \
+	tests/test_prose.py
 
 # What `make fix` and the pre-commit hook strip (tests/test_stripped.py: they agree)
 STRIP := $(BIN)/nbstripout --keep-id --extra-keys "cell.metadata.colab cell.metadata.executionInfo cell.metadata.outputId cell.metadata.id"
@@ -56,7 +57,7 @@ CHAPTER = $(wildcard chapters/$(CH)*.ipynb)
 	check-python-newest
 
 help:
-	@echo "make check                 every static check (files, format, lint, pins, workflows, helpers, paths, links), the sources built unexecuted; < 1 min"
+	@echo "make check                 every static check (files, format, lint, pins, workflows, helpers, paths, links, prose budgets), the sources built unexecuted; < 1 min"
 	@echo "make fix                   strip the notebooks, ruff format, ruff check --fix, make sync"
 	@echo "make test-changed          the chapters you changed or whose shared helpers you changed (vs main), on the main leg and both emulations"
 	@echo "make test-chapter CH=04    one chapter executed on the main leg and under both emulated precisions"
