@@ -15,9 +15,9 @@ on an idle 2-core machine uses at most 120 CPU seconds there, and CPU time still
 on a crowded machine (XLA's worker threads spin while they wait for a core). On a
 2-core AMD EPYC (`make test-chapter CH=10`, 2026-11-29), chapter 10's TF32-emulated run,
 nearly alone, used 106 CPU seconds in 68 s wall-clock, and its main run, beside its
-bfloat16 run, 295 CPU seconds in 297 s, within 5 s of the earlier limit of 300, for a chapter
-that had not changed. 450 leaves room for that; a chapter that doubles its work crosses it
-when it runs beside another, as chapters do in `make test`.
+bfloat16 run, 295 CPU seconds in 297 s, within 5 s of the earlier limit of 300, for a
+chapter that had not changed. 450 leaves room for that; a chapter that doubles its work
+crosses it when it runs beside another, as chapters do in `make test`.
 """
 
 import contextlib
